@@ -1,0 +1,23 @@
+{
+  "targets": [
+    {
+      "target_name": "podnet",
+      "sources": [
+        "native/addon.cc",
+        "native/util/sys_error.cc",
+        "native/netns/netns_open.cc",
+        "native/netns/in_netns.cc",
+        "native/netns/netns_binding.cc"
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
+      "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
+      "cflags": ["-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "conditions": [
+        ["OS!='linux'", { "type": "none" }]
+      ]
+    }
+  ]
+}

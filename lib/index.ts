@@ -1,0 +1,12 @@
+/**
+ * podnet: typed, mockable Linux host and pod networking for Node.js.
+ */
+export { Netns, NETNS_RUN_DIR, type NetnsLike } from './netns.js';
+export {
+  PodnetError,
+  PodnetSystemError,
+  InvalidArgumentError,
+  isNotFound,
+  isAlreadyExists,
+  type SystemErrorContext,
+} from './errors.js';

@@ -1,0 +1,51 @@
+/**
+ * The one place that loads the addon and types its raw surface. Everything
+ * else imports {@link native}; nothing else calls require() on a .node file.
+ *
+ * PODNET_ADDON_PATH overrides the path (the sanitizer build lives apart from
+ * node-gyp's build/Release).
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+import { PodnetError, errorFromNative, type NativeErrorFields } from './errors.js';
+
+/** A namespace fd with its identity, as netnsOpen/netnsIdentify return it. */
+export interface RawNetns {
+  fd: number;
+  dev: number;
+  ino: number;
+}
+
+/** The raw functions the addon exports. Arguments are checked in TypeScript before these are called. */
+export interface NativeBinding {
+  setErrorFactory(factory: (fields: NativeErrorFields) => Error): void;
+  buildInfo(): { asan: boolean; napiVersion: number };
+  netnsOpen(path: string): RawNetns;
+  netnsIdentify(fd: number): RawNetns;
+  netnsClose(fd: number): void;
+  /** Inode of the netns seen by native work run inside fd's namespace (the RunInNetns mechanism). */
+  netnsInodeInside(fd: number): Promise<number>;
+}
+
+const defaultPath = fileURLToPath(new URL('../build/Release/podnet.node', import.meta.url));
+
+function load(): NativeBinding {
+  const path = process.env.PODNET_ADDON_PATH || defaultPath;
+  const require = createRequire(import.meta.url);
+  let binding: NativeBinding;
+  try {
+    binding = require(path) as NativeBinding;
+  } catch (cause) {
+    throw new PodnetError(
+      `podnet's native addon could not be loaded from '${path}' (run npm install, or set PODNET_ADDON_PATH)`,
+      'ERR_PODNET_ADDON_LOAD',
+      { cause },
+    );
+  }
+  binding.setErrorFactory(errorFromNative);
+  return binding;
+}
+
+/** native is the loaded addon; loading happens once, at first import. */
+export const native: NativeBinding = load();

@@ -1,0 +1,126 @@
+/**
+ * Network namespace handles. A Netns holds an open, close-on-exec fd of a
+ * namespace file and that namespace's identity (device and inode): two handles
+ * on the same namespace are equal however they were opened.
+ */
+import { PodnetError } from './errors.js';
+import { native } from './native.js';
+import { checkInteger, checkString, invalidValue } from './validate.js';
+
+/** Where `ip netns add` bind-mounts named namespaces. */
+export const NETNS_RUN_DIR = '/run/netns';
+
+// Safety net for handles nobody closed: the fd is closed when the handle is
+// collected. close() unregisters first, so an fd number is never closed twice.
+const finalizer = new FinalizationRegistry<number>((fd) => {
+  try {
+    native.netnsClose(fd);
+  } catch {
+    // Nothing to report to: the owner is gone.
+  }
+});
+
+/** Netns is an open network namespace. Close it (or `using` it) when done. */
+export class Netns implements Disposable {
+  /** Netns.path is the file the handle was opened from. */
+  readonly path: string;
+  /** Netns.id is unique per namespace on this host: "<device>:<inode>" of the namespace file. */
+  readonly id: string;
+  /** Netns.inode is the namespace's inode number, as `ip netns identify` and /proc show it. */
+  readonly inode: number;
+  #fd: number;
+
+  private constructor(path: string, fd: number, dev: number, ino: number) {
+    this.path = path;
+    this.#fd = fd;
+    this.inode = ino;
+    this.id = `${dev}:${ino}`;
+    finalizer.register(this, fd, this);
+  }
+
+  /**
+   * Netns.open opens the network namespace file at path. Throws a PodnetSystemError (`ENOENT`, `EACCES`, ...) naming
+   * the path, or a PodnetError with code `ERR_NOT_NETNS` when the file is not a network namespace.
+   */
+  static open(path: string): Netns {
+    checkString('path', path, 4096);
+    const raw = native.netnsOpen(path);
+    return new Netns(path, raw.fd, raw.dev, raw.ino);
+  }
+
+  /** Netns.fromPid opens `/proc/<pid>/ns/net`. Throws `ENOENT` when the process does not exist. */
+  static fromPid(pid: number): Netns {
+    checkInteger('pid', pid, 1, 0x7fffffff);
+    return Netns.open(`/proc/${pid}/ns/net`);
+  }
+
+  /** Netns.named opens a namespace made by `ip netns add NAME` (under /run/netns). Throws `ENOENT` when missing. */
+  static named(name: string): Netns {
+    checkNetnsName(name);
+    return Netns.open(`${NETNS_RUN_DIR}/${name}`);
+  }
+
+  /** Netns.current opens the namespace of this process (of its main thread, where JS runs). */
+  static current(): Netns {
+    return Netns.open('/proc/self/ns/net');
+  }
+
+  /** fd is the open descriptor. Throws `ERR_NETNS_CLOSED` after close(): a stale fd number may belong to another file. */
+  get fd(): number {
+    if (this.#fd < 0) throw new PodnetError(`network namespace handle for '${this.path}' is closed`, 'ERR_NETNS_CLOSED');
+    return this.#fd;
+  }
+
+  /** closed tells whether close() was called. */
+  get closed(): boolean {
+    return this.#fd < 0;
+  }
+
+  /** equals tells whether other is a handle on the same namespace. */
+  equals(other: Netns): boolean {
+    return other instanceof Netns && other.id === this.id;
+  }
+
+  /** close releases the fd. Calling it again does nothing. */
+  close(): void {
+    if (this.#fd < 0) return;
+    const fd = this.#fd;
+    this.#fd = -1;
+    finalizer.unregister(this);
+    native.netnsClose(fd);
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  toString(): string {
+    return `Netns(${this.path}, ${this.id})`;
+  }
+}
+
+/** checkNetnsName throws ERR_INVALID_ARG_VALUE unless name is usable as a file name under /run/netns. */
+export function checkNetnsName(name: unknown): string {
+  const value = checkString('name', name, 255);
+  if (value.includes('/') || value === '.' || value === '..') {
+    throw invalidValue('name', 'a namespace name without "/" (not "." or "..")', value);
+  }
+  return value;
+}
+
+/** A namespace given as a handle or a path. */
+export type NetnsLike = Netns | string;
+
+/**
+ * resolveNetns opens a path (the caller then owns the handle) or passes a handle through. Returns undefined for
+ * undefined, meaning "the current namespace".
+ */
+export function resolveNetns(netns: NetnsLike | undefined): { netns: Netns | undefined; owned: boolean } {
+  if (netns === undefined) return { netns: undefined, owned: false };
+  if (netns instanceof Netns) {
+    if (netns.closed) throw invalidValue('netns', 'an open Netns', netns);
+    return { netns, owned: false };
+  }
+  if (typeof netns === 'string') return { netns: Netns.open(netns), owned: true };
+  throw invalidValue('netns', 'a Netns or a path', netns);
+}

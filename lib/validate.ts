@@ -1,0 +1,68 @@
+/**
+ * Argument checks shared by every public entry point. One message shape:
+ * "expected <what> for <name> but received <value>".
+ */
+import { InvalidArgumentError } from './errors.js';
+
+/** describeValue renders a received value for an error message without dumping large inputs. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') {
+    const shown = value.length > 64 ? `${value.slice(0, 64)}...` : value;
+    return `${JSON.stringify(shown)} of type string`;
+  }
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+    return `${String(value)} of type ${typeof value}`;
+  }
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  return `an instance of ${(value as object).constructor?.name ?? 'Object'}`;
+}
+
+/** invalidValue builds the ERR_INVALID_ARG_VALUE error for name. */
+export function invalidValue(name: string, expected: string, received: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `expected ${expected} for ${name} but received ${describeValue(received)}`,
+    'ERR_INVALID_ARG_VALUE',
+    name,
+  );
+}
+
+/** invalidType builds the ERR_INVALID_ARG_TYPE error for name. */
+export function invalidType(name: string, expected: string, received: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `expected ${expected} for ${name} but received ${describeValue(received)}`,
+    'ERR_INVALID_ARG_TYPE',
+    name,
+  );
+}
+
+/** checkString throws unless value is a string (no NUL) of minLength..maxLength UTF-8 bytes. */
+export function checkString(name: string, value: unknown, maxBytes = Infinity, minLength = 1): string {
+  if (typeof value !== 'string') throw invalidType(name, 'a string', value);
+  const bytes = Buffer.byteLength(value);
+  if (value.length < minLength || bytes > maxBytes || value.includes('\0')) {
+    const limit = Number.isFinite(maxBytes) ? ` of at most ${maxBytes} bytes` : '';
+    throw invalidValue(name, `a non-empty string without NUL${limit}`, value);
+  }
+  return value;
+}
+
+/** checkInteger throws unless value is an integer in [min, max]. */
+export function checkInteger(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number') throw invalidType(name, `an integer between ${min} and ${max}`, value);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw invalidValue(name, `an integer between ${min} and ${max}`, value);
+  }
+  return value;
+}
+
+/** checkObject throws unless value is a plain object (or undefined when optional). */
+export function checkOptions<T extends object>(name: string, value: unknown): Partial<T> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidType(name, 'an object', value);
+  }
+  return value as Partial<T>;
+}

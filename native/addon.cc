@@ -1,0 +1,41 @@
+// Module entry: per-instance data, the error factory hook, and one Register*
+// call per native layer. Bindings live next to the layer they expose.
+#include <napi.h>
+
+#include "netns/netns_binding.h"
+#include "util/sys_error.h"
+
+namespace podnet {
+
+// What the loaded binary was built with, so the sanitizer run can prove it
+// really loaded the sanitizer build.
+static Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
+  Napi::Object out = Napi::Object::New(info.Env());
+#if defined(__SANITIZE_ADDRESS__)
+  out.Set("asan", true);
+#else
+  out.Set("asan", false);
+#endif
+  out.Set("napiVersion", NAPI_VERSION);
+  return out;
+}
+
+static Napi::Value SetErrorFactory(const Napi::CallbackInfo& info) {
+  AddonData* data = info.Env().GetInstanceData<AddonData>();
+  data->errorFactory = Napi::Persistent(info[0].As<Napi::Function>());
+  return info.Env().Undefined();
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  env.SetInstanceData(new AddonData());
+  exports.Set("setErrorFactory", Napi::Function::New(env, SetErrorFactory, "setErrorFactory"));
+  exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
+  RegisterNetns(env, exports);
+  return exports;
+}
+
+}  // namespace podnet
+
+static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) { return podnet::Init(env, exports); }
+
+NODE_API_MODULE(podnet_addon, InitAddon)

@@ -1,0 +1,84 @@
+// JS surface of native/netns: open/close/identify, and the probe used to prove
+// that namespace-scoped work never leaves a thread in another namespace.
+#include "netns/netns_binding.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "netns/in_netns.h"
+#include "netns/netns_open.h"
+#include "util/promise_worker.h"
+
+namespace podnet {
+
+static Napi::Object IdentityObject(Napi::Env env, int fd, const NetnsIdentity& id) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("fd", fd);
+  // Device and inode numbers fit well inside 2^53 on Linux.
+  out.Set("dev", static_cast<double>(id.dev));
+  out.Set("ino", static_cast<double>(id.ino));
+  return out;
+}
+
+static Napi::Value NetnsOpen(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  int fd = -1;
+  NetnsIdentity id;
+  ErrorInfo err = OpenNetns(path, &fd, &id);
+  if (err.failed()) ThrowError(env, err);
+  return IdentityObject(env, fd, id);
+}
+
+static Napi::Value NetnsIdentify(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  NetnsIdentity id;
+  ErrorInfo err = IdentifyNetns(fd, &id);
+  if (err.failed()) ThrowError(env, err);
+  return IdentityObject(env, fd, id);
+}
+
+static Napi::Value NetnsClose(const Napi::CallbackInfo& info) {
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  // close() releases the fd even when it reports EINTR on Linux: never retry.
+  if (close(fd) != 0 && errno == EBADF) ThrowError(info.Env(), SystemError(EBADF, "close"));
+  return info.Env().Undefined();
+}
+
+// Inode of the network namespace that a thread running RunInNetns is in.
+struct InodeInsideBaton {
+  int fd = -1;
+  double ino = 0;
+  ErrorInfo error;
+
+  void Execute() {
+    error = RunInNetns(fd, [this] {
+      struct stat st;
+      if (stat("/proc/thread-self/ns/net", &st) != 0) {
+        error = SystemError(errno, "stat");
+        return;
+      }
+      ino = static_cast<double>(st.st_ino);
+    });
+  }
+  Napi::Value Result(Napi::Env env) { return Napi::Number::New(env, ino); }
+};
+
+static Napi::Value NetnsInodeInside(const Napi::CallbackInfo& info) {
+  auto baton = std::make_unique<InodeInsideBaton>();
+  baton->fd = info[0].As<Napi::Number>().Int32Value();
+  return PromiseWorker<InodeInsideBaton>::Queue(info.Env(), "podnet:netnsInodeInside", std::move(baton));
+}
+
+void RegisterNetns(Napi::Env env, Napi::Object exports) {
+  exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
+  exports.Set("netnsIdentify", Napi::Function::New(env, NetnsIdentify, "netnsIdentify"));
+  exports.Set("netnsClose", Napi::Function::New(env, NetnsClose, "netnsClose"));
+  exports.Set("netnsInodeInside", Napi::Function::New(env, NetnsInodeInside, "netnsInodeInside"));
+}
+
+}  // namespace podnet

@@ -1,0 +1,62 @@
+#include "netns/netns_open.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
+#endif
+// From linux/nsfs.h (4.11+); defined here so older headers still build.
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#endif
+
+namespace podnet {
+
+static ErrorInfo NotANetns(const char* syscall, const std::string& detail) {
+  ErrorInfo info;
+  info.err = EINVAL;
+  info.code = "ERR_NOT_NETNS";
+  info.syscall = syscall;
+  info.message = "not a network namespace: " + detail;
+  return info;
+}
+
+ErrorInfo IdentifyNetns(int fd, NetnsIdentity* id) {
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return SystemError(errno, "fstatfs");
+  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) return NotANetns("fstatfs", "not on nsfs");
+
+  int type = ioctl(fd, NS_GET_NSTYPE);
+  if (type < 0) return SystemError(errno, "ioctl");
+  if (type != CLONE_NEWNET) return NotANetns("ioctl", "a namespace of another type");
+
+  struct stat st;
+  if (fstat(fd, &st) != 0) return SystemError(errno, "fstat");
+  id->dev = static_cast<uint64_t>(st.st_dev);
+  id->ino = static_cast<uint64_t>(st.st_ino);
+  return ErrorInfo{};
+}
+
+ErrorInfo OpenNetns(const std::string& path, int* fd, NetnsIdentity* id) {
+  *fd = -1;
+  int nfd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (nfd < 0) return SystemError(errno, "open").With("path", path);
+
+  ErrorInfo err = IdentifyNetns(nfd, id);
+  if (err.failed()) {
+    close(nfd);
+    if (err.code == "ERR_NOT_NETNS") err.message = "not a network namespace: '" + path + "'";
+    return err.With("path", path);
+  }
+  *fd = nfd;
+  return err;
+}
+
+}  // namespace podnet

@@ -1,0 +1,48 @@
+// Errors that cross from native code to JS. Native work records plain data
+// (errno, syscall, context fields) and only the JS thread turns it into an
+// Error, through the factory that lib/native.ts installs, so that the error
+// classes live in TypeScript and every layer throws the same ones.
+#pragma once
+
+#include <napi.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace podnet {
+
+struct ErrorInfo {
+  // "system" for plain errno failures; other kinds ("ipset", ...) are chosen
+  // by the layer that reports them and map to their own JS classes.
+  std::string kind = "system";
+  int err = 0;  // positive errno (or a protocol specific positive code)
+  std::string code;     // overrides the errno name when set
+  std::string syscall;
+  std::string message;  // overrides the derived message when set
+  std::vector<std::pair<std::string, std::string>> fields;  // path, netns, set, ...
+
+  bool failed() const { return err != 0 || !code.empty(); }
+  ErrorInfo& With(std::string key, std::string value) {
+    fields.emplace_back(std::move(key), std::move(value));
+    return *this;
+  }
+};
+
+ErrorInfo SystemError(int err, const char* syscall);
+
+// Name of an errno value as Node spells it ("ENOENT"); "E<number>" when unknown.
+std::string ErrnoName(int err);
+
+// Builds the JS error object on the JS thread.
+Napi::Value MakeError(Napi::Env env, const ErrorInfo& info);
+
+// Throws the JS error as a C++ exception (NAPI_CPP_EXCEPTIONS).
+[[noreturn]] void ThrowError(Napi::Env env, const ErrorInfo& info);
+
+// Per-instance state of the addon.
+struct AddonData {
+  Napi::FunctionReference errorFactory;
+};
+
+}  // namespace podnet

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Runs the whole vitest suite against the sanitizer build (npm run build:asan).
+// Node itself is not built with ASan, so the runtime must be preloaded; leak
+// detection stays off because Node's own start-up allocations would drown it.
+// Any ASan or UBSan finding aborts the process, which fails the test file.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const addon = `${root}build-asan/Release/podnet.node`;
+if (!existsSync(addon)) {
+  console.error(`test:asan: ${addon} is missing (npm run build:asan builds it)`);
+  process.exit(1);
+}
+
+const runtime = (name) => execFileSync('cc', [`-print-file-name=${name}`], { encoding: 'utf8' }).trim();
+const env = {
+  ...process.env,
+  PODNET_ADDON_PATH: addon,
+  PODNET_EXPECT_ASAN: '1',
+  LD_PRELOAD: [runtime('libasan.so'), runtime('libubsan.so')].join(':'),
+  ASAN_OPTIONS: 'detect_leaks=0:abort_on_error=1:halt_on_error=1:verify_asan_link_order=0',
+  UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
+};
+const args = ['vitest', 'run', ...process.argv.slice(2)];
+const result = spawnSync('npx', args, { cwd: root, env, stdio: 'inherit' });
+process.exit(result.status ?? 1);

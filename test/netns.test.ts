@@ -1,0 +1,210 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+
+import { InvalidArgumentError, Netns, PodnetError, PodnetSystemError } from '../lib/index.js';
+import { native } from '../lib/native.js';
+import { withNetns } from './helpers/netns.js';
+import { describePrivileged } from './helpers/privileged.js';
+
+// O_CLOEXEC as /proc/self/fdinfo prints flags (octal).
+const O_CLOEXEC = 0o2000000;
+
+function fdFlags(fd: number): number {
+  const line = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').find((l) => l.startsWith('flags:'));
+  return parseInt(line!.split(/\s+/)[1]!, 8);
+}
+
+function threadNamespaces(): Map<string, string> {
+  const seen = new Map<string, string>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      seen.set(tid, readlinkSync(`/proc/self/task/${tid}/ns/net`));
+    } catch {
+      // the thread ended between readdir and readlink
+    }
+  }
+  return seen;
+}
+
+describe('Netns (any user)', () => {
+  it('opens the current namespace with its device and inode as identity', () => {
+    using ns = Netns.current();
+    const st = statSync('/proc/self/ns/net');
+    expect(ns.path).toBe('/proc/self/ns/net');
+    expect(ns.id).toBe(`${st.dev}:${st.ino}`);
+    expect(ns.inode).toBe(st.ino);
+    expect(readlinkSync('/proc/self/ns/net')).toBe(`net:[${st.ino}]`);
+  });
+
+  it('recognises the same namespace opened twice, by other paths too', () => {
+    using a = Netns.current();
+    using b = Netns.fromPid(process.pid);
+    using c = Netns.open(`/proc/${process.pid}/task/${process.pid}/ns/net`);
+    expect(a.fd).not.toBe(b.fd);
+    expect(a.equals(b)).toBe(true);
+    expect(b.equals(c)).toBe(true);
+    expect(a.id).toBe(c.id);
+  });
+
+  it('opens every fd close-on-exec', () => {
+    using ns = Netns.current();
+    expect(fdFlags(ns.fd) & O_CLOEXEC).toBe(O_CLOEXEC);
+  });
+
+  it('fails with ENOENT naming the path for a missing file', () => {
+    const err = catchError(() => Netns.open('/nonexistent/podnet-netns'));
+    expect(err).toBeInstanceOf(PodnetSystemError);
+    expect(err).toMatchObject({ code: 'ENOENT', errno: -2, syscall: 'open', path: '/nonexistent/podnet-netns' });
+    expect((err as Error).message).toBe("ENOENT: no such file or directory, open '/nonexistent/podnet-netns'");
+  });
+
+  it.each([
+    ['a regular file', '/proc/self/status'],
+    ['a mount namespace', '/proc/self/ns/mnt'],
+    ['a user namespace', '/proc/self/ns/user'],
+    ['a directory', '/proc/self/ns'],
+  ])('refuses %s with ERR_NOT_NETNS naming the path', (_name, path) => {
+    const err = catchError(() => Netns.open(path));
+    expect(err).toBeInstanceOf(PodnetSystemError);
+    expect(err).toMatchObject({ code: 'ERR_NOT_NETNS', errno: -22, path });
+    expect((err as Error).message).toContain(path);
+  });
+
+  it('does not leak an fd when opening fails', () => {
+    const before = readdirSync('/proc/self/fd').length;
+    for (let i = 0; i < 50; i++) catchError(() => Netns.open('/proc/self/ns/mnt'));
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
+  });
+
+  it('fromPid fails with ENOENT for a process that does not exist', () => {
+    const err = catchError(() => Netns.fromPid(0x7ffffff0));
+    expect(err).toMatchObject({ code: 'ENOENT', path: `/proc/${0x7ffffff0}/ns/net` });
+  });
+
+  it.each([
+    ['pid', () => Netns.fromPid(0), 'ERR_INVALID_ARG_VALUE'],
+    ['pid', () => Netns.fromPid(1.5), 'ERR_INVALID_ARG_VALUE'],
+    ['pid', () => Netns.fromPid('1' as unknown as number), 'ERR_INVALID_ARG_TYPE'],
+    ['name', () => Netns.named('../etc'), 'ERR_INVALID_ARG_VALUE'],
+    ['name', () => Netns.named(''), 'ERR_INVALID_ARG_VALUE'],
+    ['name', () => Netns.named('a\0b'), 'ERR_INVALID_ARG_VALUE'],
+    ['path', () => Netns.open(42 as unknown as string), 'ERR_INVALID_ARG_TYPE'],
+  ])('checks %s before touching the system (%#)', (argument, call, code) => {
+    const err = catchError(call);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err).toMatchObject({ code, argument });
+  });
+
+  it('named() looks under /run/netns', () => {
+    const err = catchError(() => Netns.named('podnet-surely-missing'));
+    expect(err).toMatchObject({ code: 'ENOENT', path: '/run/netns/podnet-surely-missing' });
+  });
+
+  it('closes idempotently and refuses the fd afterwards', () => {
+    const ns = Netns.current();
+    const fd = ns.fd;
+    ns.close();
+    ns.close();
+    expect(ns.closed).toBe(true);
+    expect(() => readlinkSync(`/proc/self/fd/${fd}`)).toThrow();
+    expect(catchError(() => ns.fd)).toMatchObject({ code: 'ERR_NETNS_CLOSED' });
+    expect(catchError(() => ns.fd)).toBeInstanceOf(PodnetError);
+  });
+
+  it('closes on dispose (using)', () => {
+    let fd: number;
+    let handle: Netns;
+    {
+      using ns = Netns.current();
+      handle = ns;
+      fd = ns.fd;
+      expect(readlinkSync(`/proc/self/fd/${fd}`)).toMatch(/^net:\[\d+\]$/);
+    }
+    expect(handle.closed).toBe(true);
+    expect(() => readlinkSync(`/proc/self/fd/${fd}`)).toThrow();
+  });
+
+  it('runs native work in the current namespace through the netns mechanism', async () => {
+    using ns = Netns.current();
+    await expect(native.netnsInodeInside(ns.fd)).resolves.toBe(ns.inode);
+  });
+});
+
+describePrivileged('Netns (root, real namespaces)', () => {
+  it('opens a named namespace, distinct from ours, equal across paths', async () => {
+    await withNetns((tns) => {
+      using named = Netns.named(tns.name);
+      using byPath = Netns.open(tns.path);
+      using here = Netns.current();
+      expect(named.equals(byPath)).toBe(true);
+      expect(named.equals(here)).toBe(false);
+      expect(named.id).not.toBe(here.id);
+      expect(named.inode).toBe(statSync(tns.path).ino);
+    });
+  });
+
+  it('fromPid finds the namespace a process runs in', async () => {
+    await withNetns(async (tns) => {
+      const child = spawn('ip', ['netns', 'exec', tns.name, 'sleep', '30'], { stdio: 'ignore' });
+      try {
+        // ip netns exec execs sleep in place, so the pid is the sleeper's once it has joined.
+        using named = tns.open();
+        let same = false;
+        for (let i = 0; i < 200 && !same; i++) {
+          using byPid = Netns.fromPid(child.pid!);
+          same = byPid.equals(named);
+          if (!same) await new Promise((r) => setTimeout(r, 10));
+        }
+        expect(same).toBe(true);
+      } finally {
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+      }
+    });
+  });
+
+  it('keeps a namespace usable through a handle after `ip netns delete`', async () => {
+    let handle: Netns | undefined;
+    await withNetns((tns) => {
+      handle = tns.open();
+    });
+    expect(handle!.closed).toBe(false);
+    await expect(native.netnsInodeInside(handle!.fd)).resolves.toBe(handle!.inode);
+    handle!.close();
+  });
+
+  it('leaves every thread in the original namespace after thousands of netns-scoped operations', async () => {
+    const original = readlinkSync('/proc/self/ns/net');
+    await withNetns(async (a, b) => {
+      using nsA = a.open();
+      using nsB = b.open();
+      const rounds = 5;
+      const perRound = 1000;
+      for (let round = 0; round < rounds; round++) {
+        const jobs: Promise<number>[] = [];
+        const expected: number[] = [];
+        for (let i = 0; i < perRound; i++) {
+          const ns = i % 2 === 0 ? nsA : nsB;
+          jobs.push(native.netnsInodeInside(ns.fd));
+          expected.push(ns.inode);
+        }
+        expect(await Promise.all(jobs)).toEqual(expected);
+        for (const [tid, netns] of threadNamespaces()) expect(`${tid} ${netns}`).toBe(`${tid} ${original}`);
+      }
+      // The libuv pool and the JS thread did the queuing: more than one thread took part.
+      expect(threadNamespaces().size).toBeGreaterThan(1);
+    }, 2);
+    expect(readlinkSync('/proc/self/ns/net')).toBe(original);
+  });
+});
+
+function catchError(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a throw');
+}
