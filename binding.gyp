@@ -7,7 +7,14 @@
         "native/util/sys_error.cc",
         "native/netns/netns_open.cc",
         "native/netns/in_netns.cc",
-        "native/netns/netns_binding.cc"
+        "native/netns/netns_binding.cc",
+        "native/netlink/attr.cc",
+        "native/netlink/engine.cc",
+        "native/netlink/socket_transport.cc",
+        "native/netlink/js_transport.cc",
+        "native/ipset/record.cc",
+        "native/ipset/session.cc",
+        "native/ipset/ipset_binding.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],

@@ -117,3 +117,37 @@ export function withCallerStack<T>(promise: Promise<T>, caller: Error): Promise<
     throw err;
   });
 }
+
+/** What an ipset operation was about, as IpsetError reports it. */
+export interface IpsetErrorContext {
+  command?: string;
+  set?: string;
+  entry?: unknown;
+  index?: number;
+  netns?: string;
+}
+
+/**
+ * IpsetError is a failure reported by the kernel's ipset subsystem (or the fake kernel): `code` is the kernel's name
+ * (`IPSET_ERR_EXIST`, `IPSET_ERR_BUSY`, ... or `ENOENT`/`EEXIST` for plain errnos), `errno` its negative number, plus
+ * the command, the set, and for entry failures the entry and its index in the batch.
+ */
+export class IpsetError extends PodnetError {
+  readonly errno: number;
+  readonly syscall = 'sendmsg';
+  readonly command: string | undefined;
+  readonly set: string | undefined;
+  readonly entry: unknown;
+  readonly index: number | undefined;
+  readonly netns: string | undefined;
+
+  constructor(message: string, code: string, errno: number, context: IpsetErrorContext = {}) {
+    super(message, code);
+    this.errno = errno;
+    this.command = context.command;
+    this.set = context.set;
+    this.entry = context.entry;
+    this.index = context.index;
+    this.netns = context.netns;
+  }
+}

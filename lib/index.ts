@@ -10,3 +10,19 @@ export {
   isAlreadyExists,
   type SystemErrorContext,
 } from './errors.js';
+export { IpsetError, type IpsetErrorContext } from './errors.js';
+export { Ipset, type IpsetOpenOptions } from './ipset/client.js';
+export type {
+  IpsetType,
+  IpsetFamily,
+  IpsetProto,
+  IpsetEntry,
+  IpsetListedEntry,
+  IpsetCreateOptions,
+  IpsetHeader,
+  IpsetListing,
+  IpsetBatchFailure,
+  IpsetBatchResult,
+} from './ipset/types.js';
+export { unmapIpv4 } from './ipset/address.js';
+export type { NetlinkPeer } from './netlink/peer.js';

@@ -17,6 +17,69 @@ export interface RawNetns {
   ino: number;
 }
 
+/** A set header as the addon reports it (numbers as the kernel sends them). */
+export interface RawSetHeader {
+  name: string;
+  type: string;
+  family: number;
+  revision: number;
+  hasData: boolean;
+  hashsize: number;
+  maxelem: number;
+  references: number;
+  elements: number;
+  memsize: number;
+  bucketsize: number;
+  cadtFlags: number;
+  timeout?: number;
+  decoded: boolean;
+}
+
+export interface RawCreateSpec {
+  name: string;
+  type: string;
+  family: number;
+  hashsize?: number;
+  maxelem?: number;
+  timeout?: number;
+  cadtFlags: number;
+  exist: boolean;
+}
+
+export interface RawAdtResult {
+  applied: number;
+  /** Pairs [index, error, index, error, ...] of failed entries. */
+  failures: Uint32Array;
+}
+
+export interface RawListResult {
+  sets: RawSetHeader[];
+  records: Buffer;
+  count: number;
+}
+
+export interface RawEntriesChunk {
+  header?: RawSetHeader;
+  records: Buffer;
+  count: number;
+  done: boolean;
+}
+
+type MaybeSync<T, S extends boolean> = S extends true ? T : Promise<T>;
+
+/** One netlink session speaking ipset (native/ipset/ipset_binding.cc). */
+export interface RawIpsetHandle {
+  protocol<S extends boolean>(sync: S): MaybeSync<number, S>;
+  create<S extends boolean>(spec: RawCreateSpec, sync: S): MaybeSync<void, S>;
+  simple<S extends boolean>(cmd: number, name: string, name2: string, excl: boolean, sync: S): MaybeSync<void, S>;
+  adt<S extends boolean>(cmd: number, name: string, records: Uint8Array, excl: boolean, sync: S): MaybeSync<RawAdtResult, S>;
+  test<S extends boolean>(name: string, record: Uint8Array, sync: S): MaybeSync<boolean, S>;
+  list<S extends boolean>(name: string, flags: number, sync: S): MaybeSync<RawListResult, S>;
+  entries(name: string | null, maxRecords: number): Promise<RawEntriesChunk>;
+  setTimeout(ms: number): void;
+  close(): void;
+}
+
 /** The raw functions the addon exports. Arguments are checked in TypeScript before these are called. */
 export interface NativeBinding {
   setErrorFactory(factory: (fields: NativeErrorFields) => Error): void;
@@ -26,6 +89,9 @@ export interface NativeBinding {
   netnsClose(fd: number): void;
   /** Inode of the netns seen by native work run inside fd's namespace (the RunInNetns mechanism). */
   netnsInodeInside(fd: number): Promise<number>;
+  /** new IpsetHandle(netnsFd or -1, timeoutMs, exchange?) opens a socket in that netns, or talks to a JS peer. */
+  IpsetHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawIpsetHandle;
+  ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
 }
 
 const defaultPath = fileURLToPath(new URL('../build/Release/podnet.node', import.meta.url));

@@ -2,6 +2,7 @@
 // call per native layer. Bindings live next to the layer they expose.
 #include <napi.h>
 
+#include "ipset/ipset_binding.h"
 #include "netns/netns_binding.h"
 #include "util/sys_error.h"
 
@@ -31,6 +32,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorFactory", Napi::Function::New(env, SetErrorFactory, "setErrorFactory"));
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
   RegisterNetns(env, exports);
+  RegisterIpset(env, exports);
   return exports;
 }
 

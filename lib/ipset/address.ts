@@ -1,0 +1,119 @@
+/**
+ * Strict IP address parsing for ipset entries. Only canonical textual forms are
+ * accepted: no shortened IPv4 ("10.1"), no leading zeros ("010.0.0.1", which
+ * some parsers read as octal), no zone ids ("fe80::1%eth0": ipset stores
+ * addresses, not scopes).
+ */
+
+/** A parsed address: family 4 or 6 and its bytes (IPv4 in the first 4 of 16). */
+export interface ParsedIp {
+  family: 4 | 6;
+  bytes: Uint8Array;
+}
+
+const V4_OCTET = /^(?:0|[1-9][0-9]{0,2})$/;
+const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
+
+/** parseIpv4 returns the 4 bytes of a dotted quad, or undefined when it is not one. */
+export function parseIpv4(text: string, out = new Uint8Array(16), offset = 0): Uint8Array | undefined {
+  const parts = text.split('.');
+  if (parts.length !== 4) return undefined;
+  for (let i = 0; i < 4; i++) {
+    const part = parts[i]!;
+    if (!V4_OCTET.test(part)) return undefined;
+    const n = Number(part);
+    if (n > 255) return undefined;
+    out[offset + i] = n;
+  }
+  return out;
+}
+
+/** parseIpv6 returns the 16 bytes of an IPv6 address (with "::" and a trailing dotted quad allowed), or undefined. */
+export function parseIpv6(text: string): Uint8Array | undefined {
+  if (text.length < 2 || text.length > 45 || text.includes('%')) return undefined;
+  const out = new Uint8Array(16);
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const parseSide = (side: string, allowV4: boolean): number[] | undefined => {
+    if (side === '') return [];
+    const groups = side.split(':');
+    const words: number[] = [];
+    for (let i = 0; i < groups.length; i++) {
+      const g = groups[i]!;
+      if (allowV4 && i === groups.length - 1 && g.includes('.')) {
+        const v4 = parseIpv4(g);
+        if (!v4) return undefined;
+        words.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
+      } else {
+        if (!HEX_GROUP.test(g)) return undefined;
+        words.push(parseInt(g, 16));
+      }
+    }
+    return words;
+  };
+  let words: number[];
+  if (halves.length === 2) {
+    const head = parseSide(halves[0]!, false);
+    const tail = parseSide(halves[1]!, true);
+    if (!head || !tail || head.length + tail.length > 7) return undefined;
+    words = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+  } else {
+    const all = parseSide(text, true);
+    if (!all || all.length !== 8) return undefined;
+    words = all;
+  }
+  for (let i = 0; i < 8; i++) {
+    out[i * 2] = words[i]! >> 8;
+    out[i * 2 + 1] = words[i]! & 0xff;
+  }
+  return out;
+}
+
+/** parseIp parses either family, or returns undefined. */
+export function parseIp(text: string): ParsedIp | undefined {
+  if (text.includes(':')) {
+    const bytes = parseIpv6(text);
+    return bytes ? { family: 6, bytes } : undefined;
+  }
+  const bytes = parseIpv4(text);
+  return bytes ? { family: 4, bytes } : undefined;
+}
+
+/** isIpv4Mapped tells whether 16 IPv6 bytes are ::ffff:a.b.c.d. */
+export function isIpv4Mapped(bytes: Uint8Array): boolean {
+  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
+  return bytes[10] === 0xff && bytes[11] === 0xff;
+}
+
+/** unmapIpv4 turns "::ffff:a.b.c.d" into "a.b.c.d" and returns any other address unchanged. */
+export function unmapIpv4(text: string): string {
+  const parsed = parseIp(text);
+  if (!parsed || parsed.family === 4 || !isIpv4Mapped(parsed.bytes)) return text;
+  const b = parsed.bytes;
+  return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
+}
+
+/** formatIp renders bytes in canonical form (RFC 5952 for IPv6: lowercase, longest zero run compressed). */
+export function formatIp(family: 4 | 6, bytes: Uint8Array, offset = 0): string {
+  if (family === 4) return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
+  const words: number[] = [];
+  for (let i = 0; i < 8; i++) words.push((bytes[offset + i * 2]! << 8) | bytes[offset + i * 2 + 1]!);
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8; ) {
+    if (words[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && words[j] === 0) j++;
+    if (j - i > bestLen && j - i >= 2) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(':');
+  if (bestStart < 0) return hex(words);
+  return `${hex(words.slice(0, bestStart))}::${hex(words.slice(bestStart + bestLen))}`;
+}

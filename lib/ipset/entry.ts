@@ -1,0 +1,121 @@
+/**
+ * Checks an entry against its set (type, family, extensions) before anything
+ * is sent, and turns it into the fields of an entry record.
+ */
+import { invalidType, invalidValue } from '../validate.js';
+import { isIpv4Mapped, parseIpv4, parseIpv6 } from './address.js';
+import type { IpsetEntry, IpsetProto } from './types.js';
+
+/** What validation needs to know about a set. */
+export interface SetShape {
+  type: string;
+  family: 4 | 6;
+  comment: boolean;
+  timeout: boolean;
+}
+
+/** Entry fields in record form (see native/ipset/record.h). */
+export interface EntryFields {
+  family: 4 | 6;
+  ip: Uint8Array;
+  cidr?: number;
+  port?: number;
+  proto?: number;
+  timeout?: number;
+  comment?: Buffer;
+}
+
+const PROTOS: Record<string, number> = { tcp: 6, udp: 17, sctp: 132, udplite: 136, icmp: 1, icmpv6: 58 };
+const PROTO_NAMES = new Map(Object.entries(PROTOS).map(([k, v]) => [v, k as IpsetProto]));
+
+/** protoName maps a protocol number back to its name where podnet knows one. */
+export function protoName(n: number): IpsetProto {
+  return PROTO_NAMES.get(n) ?? n;
+}
+
+const ALLOWED: Record<string, ReadonlySet<string>> = {
+  'hash:ip': new Set(['ip', 'comment', 'timeout']),
+  'hash:net': new Set(['ip', 'cidr', 'comment', 'timeout']),
+  'hash:ip,port': new Set(['ip', 'port', 'proto', 'comment', 'timeout']),
+};
+
+/** checkEntry validates entry for set and returns its record fields. Throws InvalidArgumentError, sending nothing. */
+export function checkEntry(entry: unknown, set: SetShape, name = 'entry'): EntryFields {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw invalidType(name, 'an entry object', entry);
+  const e = entry as IpsetEntry;
+  const allowed = ALLOWED[set.type];
+  if (!allowed) throw invalidValue(`${name}`, `a set of a type podnet encodes (not '${set.type}')`, entry);
+  for (const key of Object.keys(e)) {
+    if ((e as unknown as Record<string, unknown>)[key] === undefined) continue;
+    if (!allowed.has(key)) throw invalidValue(`${name}.${key}`, `no '${key}' field for a ${set.type} set`, (e as unknown as Record<string, unknown>)[key]);
+  }
+  if (typeof e.ip !== 'string') throw invalidType(`${name}.ip`, 'an IP address string', e.ip);
+
+  let text = e.ip;
+  let cidr = e.cidr;
+  const slash = text.indexOf('/');
+  if (slash >= 0) {
+    if (set.type !== 'hash:net') throw invalidValue(`${name}.ip`, `an address without a prefix for a ${set.type} set`, e.ip);
+    const suffix = text.slice(slash + 1);
+    if (!/^(?:0|[1-9][0-9]{0,2})$/.test(suffix)) throw invalidValue(`${name}.ip`, 'an address with a decimal prefix length', e.ip);
+    const fromText = Number(suffix);
+    if (cidr !== undefined && cidr !== fromText) throw invalidValue(`${name}.cidr`, `the prefix length of ip (${fromText})`, cidr);
+    cidr = fromText;
+    text = text.slice(0, slash);
+  }
+
+  const bytes = new Uint8Array(16);
+  let family: 4 | 6;
+  if (text.includes(':')) {
+    const v6 = parseIpv6(text);
+    if (!v6) throw invalidValue(`${name}.ip`, 'a valid IPv6 address (no zone id)', e.ip);
+    if (set.family === 4) {
+      const hint = isIpv4Mapped(v6) ? ' (IPv4-mapped addresses are not unmapped: pass the IPv4 address)' : '';
+      throw invalidValue(`${name}.ip`, `an IPv4 address for an inet set${hint}`, e.ip);
+    }
+    bytes.set(v6);
+    family = 6;
+  } else {
+    if (!parseIpv4(text, bytes)) throw invalidValue(`${name}.ip`, 'a valid IPv4 address (a.b.c.d, no leading zeros)', e.ip);
+    if (set.family === 6) throw invalidValue(`${name}.ip`, 'an IPv6 address for an inet6 set', e.ip);
+    family = 4;
+  }
+  const fields: EntryFields = { family, ip: bytes };
+
+  if (cidr !== undefined) {
+    const max = family === 4 ? 32 : 128;
+    if (typeof cidr !== 'number' || !Number.isInteger(cidr) || cidr < 1 || cidr > max) {
+      throw invalidValue(`${name}.cidr`, `an integer between 1 and ${max}`, cidr);
+    }
+    fields.cidr = cidr;
+  }
+  if (set.type === 'hash:ip,port') {
+    if (typeof e.port !== 'number' || !Number.isInteger(e.port) || e.port < 0 || e.port > 65535) {
+      throw invalidValue(`${name}.port`, 'an integer between 0 and 65535', e.port);
+    }
+    fields.port = e.port;
+    const proto = e.proto ?? 'tcp';
+    const number = typeof proto === 'number' ? proto : PROTOS[proto];
+    if (number === undefined || !Number.isInteger(number) || number < 0 || number > 255) {
+      throw invalidValue(`${name}.proto`, `one of ${Object.keys(PROTOS).join(', ')} or a protocol number`, proto);
+    }
+    fields.proto = number;
+  }
+  if (e.comment !== undefined) {
+    if (!set.comment) throw invalidValue(`${name}.comment`, 'no comment: the set was created without comment support', e.comment);
+    if (typeof e.comment !== 'string') throw invalidType(`${name}.comment`, 'a string', e.comment);
+    const comment = Buffer.from(e.comment, 'utf8');
+    if (comment.length > 255 || comment.includes(0)) {
+      throw invalidValue(`${name}.comment`, 'a comment of at most 255 bytes without NUL', e.comment);
+    }
+    fields.comment = comment;
+  }
+  if (e.timeout !== undefined) {
+    if (!set.timeout) throw invalidValue(`${name}.timeout`, 'no timeout: the set was created without a timeout', e.timeout);
+    if (typeof e.timeout !== 'number' || !Number.isInteger(e.timeout) || e.timeout < 0 || e.timeout > 2147483) {
+      throw invalidValue(`${name}.timeout`, 'an integer number of seconds between 0 and 2147483', e.timeout);
+    }
+    fields.timeout = e.timeout;
+  }
+  return fields;
+}

@@ -1,0 +1,37 @@
+/** Builds IpsetError from what the addon reports, for single operations and for batch entries. */
+import { IpsetError, registerNativeErrorKind, type IpsetErrorContext } from '../errors.js';
+import { ipsetErrorName } from './codes.js';
+
+function errnoName(error: number): string {
+  // The few plain errnos the ipset subsystem answers with.
+  const names: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 12: 'ENOMEM', 17: 'EEXIST', 22: 'EINVAL', 93: 'EPROTONOSUPPORT', 95: 'EOPNOTSUPP' };
+  return names[error] ?? `E${error}`;
+}
+
+function describeEntry(entry: unknown): string {
+  if (entry && typeof entry === 'object' && 'ip' in entry) return ` entry ${String((entry as { ip: unknown }).ip)}`;
+  return '';
+}
+
+/** ipsetError builds the error for a positive kernel error code. */
+export function ipsetError(error: number, context: IpsetErrorContext & { setType?: string; description?: string }): IpsetError {
+  let [code, description] = ipsetErrorName(error, context.setType);
+  if (!code) {
+    code = errnoName(error);
+    description = context.description ?? '';
+  }
+  const about = `${context.command ?? 'ipset'}${context.set ? ` '${context.set}'` : ''}${describeEntry(context.entry)}`;
+  const message = `ipset ${about}: ${code}${description ? ` (${description})` : ''}`;
+  return new IpsetError(message, code, -error, context);
+}
+
+registerNativeErrorKind('ipset', (fields) => {
+  const errno = typeof fields.errno === 'number' ? -fields.errno : 0;
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return ipsetError(errno, {
+    command: str(fields.command),
+    set: str(fields.set),
+    setType: str(fields.settype),
+    description: fields.message.replace(/^[A-Z0-9_]+: /, '').replace(/, .*$/, ''),
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Entry records, the binary form in which entries cross the N-API boundary in
+ * bulk (layout documented in native/ipset/record.h; host byte order).
+ */
+import { formatIp } from './address.js';
+import type { EntryFields } from './entry.js';
+import { protoName } from './entry.js';
+import type { IpsetListedEntry } from './types.js';
+
+const HEADER = 48;
+const HAS_CIDR = 1;
+const HAS_PORT = 2;
+const HAS_PROTO = 4;
+const HAS_TIMEOUT = 8;
+const HAS_COMMENT = 16;
+const HAS_COUNTERS = 32;
+const NOMATCH = 64;
+
+const align8 = (n: number) => (n + 7) & ~7;
+
+/** RecordWriter packs entries into one growing buffer, reused between batches. */
+export class RecordWriter {
+  #buf: Buffer;
+  #pos = 0;
+  count = 0;
+
+  constructor(initialBytes = 64 * 1024) {
+    this.#buf = Buffer.alloc(initialBytes);
+  }
+
+  get byteLength(): number {
+    return this.#pos;
+  }
+
+  reset(): void {
+    this.#pos = 0;
+    this.count = 0;
+  }
+
+  push(f: EntryFields): void {
+    const commentLen = f.comment?.length ?? 0;
+    const size = align8(HEADER + commentLen);
+    if (this.#pos + size > this.#buf.length) {
+      const bigger = Buffer.alloc(Math.max(this.#buf.length * 2, this.#pos + size));
+      this.#buf.copy(bigger, 0, 0, this.#pos);
+      this.#buf = bigger;
+    }
+    const b = this.#buf;
+    const p = this.#pos;
+    b.fill(0, p, p + size);
+    let flags = 0;
+    if (f.cidr !== undefined) flags |= HAS_CIDR;
+    if (f.port !== undefined) flags |= HAS_PORT;
+    if (f.proto !== undefined) flags |= HAS_PROTO;
+    if (f.timeout !== undefined) flags |= HAS_TIMEOUT;
+    if (f.comment !== undefined) flags |= HAS_COMMENT;
+    b.writeUInt16LE(size, p);
+    b[p + 2] = f.family === 4 ? 2 : 10;
+    b[p + 3] = flags;
+    b[p + 4] = f.cidr ?? 0;
+    b[p + 5] = f.proto ?? 0;
+    b.writeUInt16LE(f.port ?? 0, p + 6);
+    b.writeUInt32LE(f.timeout ?? 0, p + 8);
+    b.writeUInt16LE(commentLen, p + 12);
+    b.set(f.ip, p + 16);
+    if (f.comment) f.comment.copy(b, p + HEADER);
+    this.#pos += size;
+    this.count++;
+  }
+
+  /** bytes returns a view of what was written (valid until the next push or reset). */
+  bytes(): Buffer {
+    return this.#buf.subarray(0, this.#pos);
+  }
+}
+
+/** decodeRecords turns a records buffer from a dump into entries. */
+export function decodeRecords(buf: Buffer, out: IpsetListedEntry[] = []): IpsetListedEntry[] {
+  let p = 0;
+  while (p + HEADER <= buf.length) {
+    const size = buf.readUInt16LE(p);
+    const family = buf[p + 2] === 10 ? 6 : 4;
+    const flags = buf[p + 3]!;
+    const entry: IpsetListedEntry = { ip: formatIp(family, buf, p + 16) };
+    if (flags & HAS_CIDR) entry.cidr = buf[p + 4]!;
+    if (flags & HAS_PORT) entry.port = buf.readUInt16LE(p + 6);
+    if (flags & HAS_PROTO) entry.proto = protoName(buf[p + 5]!);
+    if (flags & HAS_TIMEOUT) entry.timeout = buf.readUInt32LE(p + 8);
+    if (flags & HAS_COMMENT) entry.comment = buf.toString('utf8', p + HEADER, p + HEADER + buf.readUInt16LE(p + 12));
+    if (flags & HAS_COUNTERS) {
+      entry.bytes = buf.readDoubleLE(p + 32);
+      entry.packets = buf.readDoubleLE(p + 40);
+    }
+    if (flags & NOMATCH) entry.nomatch = true;
+    out.push(entry);
+    p += size;
+  }
+  return out;
+}

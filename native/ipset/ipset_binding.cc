@@ -1,0 +1,348 @@
+// JS surface of native/ipset: an IpsetHandle class owning one Session (one
+// netlink socket, or a JS peer). Every operation is a baton that runs
+// synchronously (the *Sync API), inline on the JS thread (JS peers), or on a
+// libuv worker; records cross the boundary as one Buffer per call.
+#include "ipset/ipset_binding.h"
+
+#include <errno.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ipset/constants.h"
+#include "ipset/session.h"
+#include "netlink/js_transport.h"
+#include "netlink/socket_transport.h"
+#include "util/promise_worker.h"
+
+namespace podnet {
+
+using ipset::Session;
+using SessionPtr = std::shared_ptr<Session>;
+
+struct BatonBase {
+  SessionPtr session;
+  ErrorInfo error;
+};
+
+template <typename Baton>
+static Napi::Value Run(Napi::Env env, std::unique_ptr<Baton> baton, bool sync, const char* name) {
+  if (!sync && !baton->session->engine().transport().NeedsJsThread()) {
+    return PromiseWorker<Baton>::Queue(env, name, std::move(baton));
+  }
+  // JS peers must be driven from this thread; the sync API blocks it by design.
+  Napi::Value failure;
+  try {
+    baton->Execute();
+  } catch (const Napi::Error& e) {
+    failure = e.Value();
+  }
+  if (failure.IsEmpty() && baton->error.failed()) failure = MakeError(env, baton->error);
+  if (sync) {
+    if (!failure.IsEmpty()) throw Napi::Error(env, failure);
+    return baton->Result(env);
+  }
+  auto deferred = Napi::Promise::Deferred::New(env);
+  if (!failure.IsEmpty()) {
+    deferred.Reject(failure);
+  } else {
+    deferred.Resolve(baton->Result(env));
+  }
+  return deferred.Promise();
+}
+
+static Napi::Object HeaderObject(Napi::Env env, const ipset::SetHeader& h) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", h.name);
+  o.Set("type", h.typeName);
+  o.Set("family", h.family);
+  o.Set("revision", h.revision);
+  o.Set("hasData", h.hasData);
+  o.Set("hashsize", h.hashsize);
+  o.Set("maxelem", h.maxelem);
+  o.Set("references", h.references);
+  o.Set("elements", h.elements);
+  o.Set("memsize", h.memsize);
+  o.Set("bucketsize", h.bucketsize);
+  o.Set("cadtFlags", h.cadtFlags);
+  if (h.hasTimeout) o.Set("timeout", h.timeout);
+  o.Set("decoded", h.decoded);
+  return o;
+}
+
+static Napi::Buffer<uint8_t> CopyBytes(Napi::Env env, const std::vector<uint8_t>& bytes) {
+  return Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
+}
+
+struct ProtocolBaton : BatonBase {
+  uint8_t version = 0;
+  void Execute() {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    error = session->Protocol(&version);
+  }
+  Napi::Value Result(Napi::Env env) { return Napi::Number::New(env, version); }
+};
+
+struct CreateBaton : BatonBase {
+  ipset::CreateSpec spec;
+  void Execute() {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    error = session->Create(spec);
+  }
+  Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+};
+
+struct SimpleBaton : BatonBase {
+  uint8_t cmd = 0;
+  std::string name, name2;
+  bool excl = true;
+  void Execute() {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    error = session->Simple(cmd, name, name2, excl);
+  }
+  Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+};
+
+struct AdtBaton : BatonBase {
+  uint8_t cmd = 0;
+  std::string name;
+  std::vector<uint8_t> records;
+  bool excl = true;
+  uint32_t applied = 0;
+  std::vector<ipset::EntryFailure> failures;
+  void Execute() {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    error = session->Adt(cmd, name, records.data(), records.size(), excl, &applied, &failures);
+  }
+  Napi::Value Result(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("applied", applied);
+    // [index, error, index, error, ...]: one typed array, not an object per failure.
+    Napi::Uint32Array f = Napi::Uint32Array::New(env, failures.size() * 2);
+    for (size_t i = 0; i < failures.size(); i++) {
+      f[i * 2] = failures[i].index;
+      f[i * 2 + 1] = static_cast<uint32_t>(failures[i].error);
+    }
+    o.Set("failures", f);
+    return o;
+  }
+};
+
+struct TestBaton : BatonBase {
+  std::string name;
+  ipset::Record entry;
+  bool member = false;
+  void Execute() {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    error = session->Test(name, entry, &member);
+  }
+  Napi::Value Result(Napi::Env env) { return Napi::Boolean::New(env, member); }
+};
+
+struct ListBaton : BatonBase {
+  std::string name;
+  uint32_t flags = 0;
+  ipset::ListResult result;
+  void Execute() {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    error = session->List(name, flags, &result);
+  }
+  Napi::Value Result(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    Napi::Array sets = Napi::Array::New(env, result.sets.size());
+    for (size_t i = 0; i < result.sets.size(); i++) sets.Set(static_cast<uint32_t>(i), HeaderObject(env, result.sets[i]));
+    o.Set("sets", sets);
+    o.Set("records", CopyBytes(env, result.records));
+    o.Set("count", result.count);
+    return o;
+  }
+};
+
+struct EntriesBaton : BatonBase {
+  bool start = false;
+  std::string name;
+  uint32_t max = 0;
+  ipset::ListResult result;
+  bool done = false;
+  void Execute() {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    if (start) {
+      error = session->StartEntries(name);
+      if (error.failed()) return;
+    }
+    error = session->NextEntries(max, &result, &done);
+  }
+  Napi::Value Result(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    if (!result.sets.empty()) o.Set("header", HeaderObject(env, result.sets.front()));
+    o.Set("records", CopyBytes(env, result.records));
+    o.Set("count", result.count);
+    o.Set("done", done);
+    return o;
+  }
+};
+
+class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "IpsetHandle",
+                       {
+                           InstanceMethod<&IpsetHandle::Protocol>("protocol"),
+                           InstanceMethod<&IpsetHandle::Create>("create"),
+                           InstanceMethod<&IpsetHandle::Simple>("simple"),
+                           InstanceMethod<&IpsetHandle::Adt>("adt"),
+                           InstanceMethod<&IpsetHandle::Test>("test"),
+                           InstanceMethod<&IpsetHandle::List>("list"),
+                           InstanceMethod<&IpsetHandle::Entries>("entries"),
+                           InstanceMethod<&IpsetHandle::SetTimeout>("setTimeout"),
+                           InstanceMethod<&IpsetHandle::Close>("close"),
+                       });
+  }
+
+  // new IpsetHandle(netnsFd, timeoutMs, exchange?)
+  explicit IpsetHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IpsetHandle>(info) {
+    Napi::Env env = info.Env();
+    int netnsFd = info[0].As<Napi::Number>().Int32Value();
+    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
+    std::unique_ptr<nl::Transport> transport;
+    if (info.Length() > 2 && info[2].IsFunction()) {
+      transport = std::make_unique<nl::JsTransport>(env, info[2].As<Napi::Function>());
+    } else {
+      std::unique_ptr<nl::SocketTransport> socket;
+      ErrorInfo err = nl::SocketTransport::Open(netnsFd, &socket);
+      if (err.failed()) ThrowError(env, err);
+      transport = std::move(socket);
+    }
+    session_ = std::make_shared<Session>(std::move(transport), timeoutMs);
+  }
+
+ private:
+  SessionPtr Live(Napi::Env env) {
+    if (!session_) {
+      ErrorInfo err = SystemError(EBADF, "ipset");
+      err.code = "ERR_IPSET_CLOSED";
+      err.message = "ipset handle is closed";
+      ThrowError(env, err);
+    }
+    return session_;
+  }
+
+  Napi::Value Protocol(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<ProtocolBaton>();
+    b->session = Live(info.Env());
+    return Run(info.Env(), std::move(b), info[0].ToBoolean(), "podnet:ipsetProtocol");
+  }
+
+  // create({ name, type, family, hashsize?, maxelem?, timeout?, cadtFlags, exist }, sync)
+  Napi::Value Create(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<CreateBaton>();
+    b->session = Live(info.Env());
+    Napi::Object o = info[0].As<Napi::Object>();
+    b->spec.name = o.Get("name").As<Napi::String>();
+    b->spec.typeName = o.Get("type").As<Napi::String>();
+    b->spec.family = static_cast<uint8_t>(o.Get("family").As<Napi::Number>().Uint32Value());
+    auto opt = [&](const char* key, bool* has, uint32_t* v) {
+      Napi::Value x = o.Get(key);
+      if (x.IsNumber()) {
+        *has = true;
+        *v = x.As<Napi::Number>().Uint32Value();
+      }
+    };
+    opt("hashsize", &b->spec.hasHashsize, &b->spec.hashsize);
+    opt("maxelem", &b->spec.hasMaxelem, &b->spec.maxelem);
+    opt("timeout", &b->spec.hasTimeout, &b->spec.timeout);
+    b->spec.cadtFlags = o.Get("cadtFlags").As<Napi::Number>().Uint32Value();
+    b->spec.exist = o.Get("exist").ToBoolean();
+    return Run(info.Env(), std::move(b), info[1].ToBoolean(), "podnet:ipsetCreate");
+  }
+
+  // simple(cmd, name, name2, excl, sync)
+  Napi::Value Simple(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<SimpleBaton>();
+    b->session = Live(info.Env());
+    b->cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+    b->name = info[1].As<Napi::String>();
+    b->name2 = info[2].As<Napi::String>();
+    b->excl = info[3].ToBoolean();
+    return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetSimple");
+  }
+
+  // adt(cmd, name, records, excl, sync)
+  Napi::Value Adt(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<AdtBaton>();
+    b->session = Live(info.Env());
+    b->cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+    b->name = info[1].As<Napi::String>();
+    Napi::Uint8Array records = info[2].As<Napi::Uint8Array>();
+    b->records.assign(records.Data(), records.Data() + records.ByteLength());
+    b->excl = info[3].ToBoolean();
+    return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
+  }
+
+  // test(name, record, sync)
+  Napi::Value Test(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto b = std::make_unique<TestBaton>();
+    b->session = Live(env);
+    b->name = info[0].As<Napi::String>();
+    Napi::Uint8Array bytes = info[1].As<Napi::Uint8Array>();
+    ipset::RecordReader reader(bytes.Data(), bytes.ByteLength());
+    bool bad = false;
+    if (!reader.Next(&b->entry, &bad)) {
+      ErrorInfo err = SystemError(EINVAL, "encode");
+      err.message = "malformed entry record";
+      ThrowError(env, err);
+    }
+    return Run(env, std::move(b), info[2].ToBoolean(), "podnet:ipsetTest");
+  }
+
+  // list(name, flags, sync)
+  Napi::Value List(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<ListBaton>();
+    b->session = Live(info.Env());
+    b->name = info[0].As<Napi::String>();
+    b->flags = info[1].As<Napi::Number>().Uint32Value();
+    return Run(info.Env(), std::move(b), info[2].ToBoolean(), "podnet:ipsetList");
+  }
+
+  // entries(name | null, maxRecords): name starts the dump, null continues it.
+  Napi::Value Entries(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<EntriesBaton>();
+    b->session = Live(info.Env());
+    b->start = info[0].IsString();
+    if (b->start) b->name = info[0].As<Napi::String>();
+    b->max = info[1].As<Napi::Number>().Uint32Value();
+    return Run(info.Env(), std::move(b), false, "podnet:ipsetEntries");
+  }
+
+  Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
+    SessionPtr s = Live(info.Env());
+    std::lock_guard<std::mutex> lock(s->mutex());
+    s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
+    return info.Env().Undefined();
+  }
+
+  // Pending async work keeps its own reference; the socket closes when it ends.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    session_.reset();
+    return info.Env().Undefined();
+  }
+
+  SessionPtr session_;
+};
+
+void RegisterIpset(Napi::Env env, Napi::Object exports) {
+  exports.Set("IpsetHandle", IpsetHandle::Define(env));
+  Napi::Object cmds = Napi::Object::New(env);
+  cmds.Set("destroy", static_cast<uint32_t>(ipset::IPSET_CMD_DESTROY));
+  cmds.Set("flush", static_cast<uint32_t>(ipset::IPSET_CMD_FLUSH));
+  cmds.Set("rename", static_cast<uint32_t>(ipset::IPSET_CMD_RENAME));
+  cmds.Set("swap", static_cast<uint32_t>(ipset::IPSET_CMD_SWAP));
+  cmds.Set("add", static_cast<uint32_t>(ipset::IPSET_CMD_ADD));
+  cmds.Set("del", static_cast<uint32_t>(ipset::IPSET_CMD_DEL));
+  exports.Set("ipsetCommands", cmds);
+}
+
+}  // namespace podnet

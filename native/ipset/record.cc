@@ -1,0 +1,133 @@
+#include "ipset/record.h"
+
+#include <string.h>
+
+#include "ipset/constants.h"
+
+namespace podnet::ipset {
+
+static size_t Align8(size_t n) { return (n + 7) & ~static_cast<size_t>(7); }
+
+bool RecordReader::Next(Record* r, bool* bad) {
+  *bad = false;
+  size_t left = static_cast<size_t>(end_ - p_);
+  if (left == 0) return false;
+  if (left < kRecordHeader) {
+    *bad = true;
+    return false;
+  }
+  uint16_t size, commentLen;
+  memcpy(&size, p_, 2);
+  memcpy(&commentLen, p_ + 12, 2);
+  if (size < kRecordHeader || size > left || size != Align8(kRecordHeader + commentLen)) {
+    *bad = true;
+    return false;
+  }
+  r->family = p_[2];
+  r->flags = p_[3];
+  r->cidr = p_[4];
+  r->proto = p_[5];
+  memcpy(&r->port, p_ + 6, 2);
+  memcpy(&r->timeout, p_ + 8, 4);
+  memcpy(r->ip, p_ + 16, 16);
+  memcpy(&r->bytes, p_ + 32, 8);
+  memcpy(&r->packets, p_ + 40, 8);
+  r->comment.assign(reinterpret_cast<const char*>(p_ + kRecordHeader), commentLen);
+  p_ += size;
+  return true;
+}
+
+void AppendRecord(std::vector<uint8_t>* out, const Record& r) {
+  size_t size = Align8(kRecordHeader + r.comment.size());
+  size_t off = out->size();
+  out->resize(off + size, 0);
+  uint8_t* p = out->data() + off;
+  uint16_t size16 = static_cast<uint16_t>(size);
+  uint16_t commentLen = static_cast<uint16_t>(r.comment.size());
+  memcpy(p, &size16, 2);
+  p[2] = r.family;
+  p[3] = r.flags;
+  p[4] = r.cidr;
+  p[5] = r.proto;
+  memcpy(p + 6, &r.port, 2);
+  memcpy(p + 8, &r.timeout, 4);
+  memcpy(p + 12, &commentLen, 2);
+  memcpy(p + 16, r.ip, 16);
+  memcpy(p + 32, &r.bytes, 8);
+  memcpy(p + 40, &r.packets, 8);
+  if (commentLen > 0) memcpy(p + kRecordHeader, r.comment.data(), commentLen);
+}
+
+void PutEntryAttrs(nl::Writer& w, const Record& r, uint32_t lineno) {
+  size_t ip = w.BeginNest(IPSET_ATTR_IP);
+  if (r.family == 2) {
+    w.Put(IPSET_ATTR_IPADDR_IPV4 | nl::kNlaNetByteorder, r.ip, 4);
+  } else {
+    w.Put(IPSET_ATTR_IPADDR_IPV6 | nl::kNlaNetByteorder, r.ip, 16);
+  }
+  w.EndNest(ip);
+  if (r.flags & kHasCidr) w.PutU8(IPSET_ATTR_CIDR, r.cidr);
+  if (r.flags & kHasPort) w.PutBe16(IPSET_ATTR_PORT, r.port);
+  if (r.flags & kHasProto) w.PutU8(IPSET_ATTR_PROTO, r.proto);
+  if (r.flags & kHasTimeout) w.PutBe32(IPSET_ATTR_TIMEOUT, r.timeout);
+  if (r.flags & kNomatch) w.PutBe32(IPSET_ATTR_CADT_FLAGS, IPSET_FLAG_NOMATCH);
+  if (r.flags & kHasComment) w.PutString(IPSET_ATTR_COMMENT, r.comment);
+  if (lineno != 0) w.PutBe32(IPSET_ATTR_CADT_LINENO, lineno);
+}
+
+bool ParseEntryAttrs(const uint8_t* data, size_t len, uint8_t family, Record* r) {
+  nl::Attr tb[IPSET_ATTR_DATA_MAX + 1];
+  if (!nl::ParseAttrs(data, len, tb, IPSET_ATTR_DATA_MAX)) return false;
+  *r = Record{};
+  r->family = family;
+  if (!tb[IPSET_ATTR_IP].present()) return false;
+  nl::Attr ipt[3];
+  if (!nl::ParseAttrs(tb[IPSET_ATTR_IP].data, tb[IPSET_ATTR_IP].len, ipt, 2)) return false;
+  if (ipt[IPSET_ATTR_IPADDR_IPV4].present()) {
+    if (ipt[IPSET_ATTR_IPADDR_IPV4].len != 4) return false;
+    r->family = 2;
+    memcpy(r->ip, ipt[IPSET_ATTR_IPADDR_IPV4].data, 4);
+  } else if (ipt[IPSET_ATTR_IPADDR_IPV6].present()) {
+    if (ipt[IPSET_ATTR_IPADDR_IPV6].len != 16) return false;
+    r->family = 10;
+    memcpy(r->ip, ipt[IPSET_ATTR_IPADDR_IPV6].data, 16);
+  } else {
+    return false;
+  }
+  if (tb[IPSET_ATTR_CIDR].present()) {
+    if (!nl::GetU8(tb[IPSET_ATTR_CIDR], &r->cidr)) return false;
+    r->flags |= kHasCidr;
+  }
+  if (tb[IPSET_ATTR_PORT].present()) {
+    if (!nl::GetBe16(tb[IPSET_ATTR_PORT], &r->port)) return false;
+    r->flags |= kHasPort;
+  }
+  if (tb[IPSET_ATTR_PROTO].present()) {
+    if (!nl::GetU8(tb[IPSET_ATTR_PROTO], &r->proto)) return false;
+    r->flags |= kHasProto;
+  }
+  if (tb[IPSET_ATTR_TIMEOUT].present()) {
+    if (!nl::GetBe32(tb[IPSET_ATTR_TIMEOUT], &r->timeout)) return false;
+    r->flags |= kHasTimeout;
+  }
+  if (tb[IPSET_ATTR_CADT_FLAGS].present()) {
+    uint32_t cadt;
+    if (!nl::GetBe32(tb[IPSET_ATTR_CADT_FLAGS], &cadt)) return false;
+    if (cadt & IPSET_FLAG_NOMATCH) r->flags |= kNomatch;
+  }
+  if (tb[IPSET_ATTR_BYTES].present() || tb[IPSET_ATTR_PACKETS].present()) {
+    uint64_t bytes = 0, packets = 0;
+    if (tb[IPSET_ATTR_BYTES].present() && !nl::GetBe64(tb[IPSET_ATTR_BYTES], &bytes)) return false;
+    if (tb[IPSET_ATTR_PACKETS].present() && !nl::GetBe64(tb[IPSET_ATTR_PACKETS], &packets)) return false;
+    r->bytes = static_cast<double>(bytes);
+    r->packets = static_cast<double>(packets);
+    r->flags |= kHasCounters;
+  }
+  if (tb[IPSET_ATTR_COMMENT].present()) {
+    if (!nl::GetString(tb[IPSET_ATTR_COMMENT], &r->comment)) return false;
+    r->flags |= kHasComment;
+  }
+  return true;
+}
+
+}  // namespace podnet::ipset

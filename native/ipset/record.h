@@ -1,0 +1,76 @@
+// Entry records: how ipset entries cross the N-API boundary in bulk, in both
+// directions, without one N-API call per entry. lib/ipset/record.ts writes and
+// reads the same layout. Host byte order; each record is 8-byte aligned:
+//
+//   0 u16 size        bytes of this record, a multiple of 8
+//   2 u8  family      2 (inet) or 10 (inet6)
+//   3 u8  flags       kHas* bits below
+//   4 u8  cidr
+//   5 u8  proto
+//   6 u16 port
+//   8 u32 timeout     seconds
+//  12 u16 commentLen  bytes, no NUL
+//  14 u16 reserved
+//  16 u8[16] ip       IPv4 in the first 4 bytes
+//  32 f64 bytes       counters (dumps only)
+//  40 f64 packets
+//  48 comment, zero padding to 8
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "netlink/attr.h"
+
+namespace podnet::ipset {
+
+enum RecordFlags : uint8_t {
+  kHasCidr = 1,
+  kHasPort = 2,
+  kHasProto = 4,
+  kHasTimeout = 8,
+  kHasComment = 16,
+  kHasCounters = 32,
+  kNomatch = 64,
+};
+
+constexpr size_t kRecordHeader = 48;
+
+struct Record {
+  uint8_t family = 0;
+  uint8_t flags = 0;
+  uint8_t cidr = 0;
+  uint8_t proto = 0;
+  uint16_t port = 0;
+  uint32_t timeout = 0;
+  uint8_t ip[16] = {};
+  double bytes = 0;
+  double packets = 0;
+  std::string comment;
+};
+
+// A read-only view over a buffer of records, checked as it is walked.
+class RecordReader {
+ public:
+  RecordReader(const uint8_t* data, size_t len) : p_(data), end_(data + len) {}
+  // False at the end; *bad set when a record is malformed.
+  bool Next(Record* out, bool* bad);
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+void AppendRecord(std::vector<uint8_t>* out, const Record& r);
+
+// Writes the entry as IPSET_ATTR_DATA's contents (the caller opens the nest).
+// lineno 0 means none.
+void PutEntryAttrs(nl::Writer& w, const Record& r, uint32_t lineno);
+
+// Reads one entry DATA nest of a dump into a record. False when malformed.
+bool ParseEntryAttrs(const uint8_t* data, size_t len, uint8_t family, Record* out);
+
+}  // namespace podnet::ipset

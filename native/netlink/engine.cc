@@ -1,0 +1,144 @@
+#include "netlink/engine.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <string.h>
+
+namespace podnet::nl {
+
+static ErrorInfo Malformed(const char* what) {
+  ErrorInfo err = SystemError(EBADMSG, "recv");
+  err.message = std::string("malformed netlink reply: ") + what;
+  return err;
+}
+
+uint32_t Engine::ReserveSeq(uint32_t count) {
+  // Skip 0 so that a zeroed header never matches a live request.
+  if (nextSeq_ == 0 || nextSeq_ + count < nextSeq_) nextSeq_ = 1;
+  uint32_t first = nextSeq_;
+  nextSeq_ += count;
+  return first;
+}
+
+// Walks the netlink messages of one datagram.
+template <typename Fn>
+static ErrorInfo ForEachMessage(const std::vector<uint8_t>& dgram, Fn&& fn) {
+  size_t off = 0;
+  while (off + sizeof(nlmsghdr) <= dgram.size()) {
+    nlmsghdr hdr;
+    memcpy(&hdr, dgram.data() + off, sizeof hdr);
+    if (hdr.nlmsg_len < sizeof(nlmsghdr) || hdr.nlmsg_len > dgram.size() - off) return Malformed("bad nlmsg_len");
+    bool stop = false;
+    ErrorInfo err = fn(hdr, dgram.data() + off, &stop);
+    if (err.failed() || stop) return err;
+    off += NLMSG_ALIGN(hdr.nlmsg_len);
+  }
+  if (off < dgram.size() && dgram.size() - off >= 4) return Malformed("trailing bytes");
+  return ErrorInfo{};
+}
+
+static ErrorInfo ReadError(const nlmsghdr& hdr, const uint8_t* msg, int* error, const uint8_t** echo, size_t* echoLen) {
+  if (hdr.nlmsg_len < sizeof(nlmsghdr) + sizeof(int32_t)) return Malformed("short NLMSG_ERROR");
+  int32_t code;
+  memcpy(&code, msg + sizeof(nlmsghdr), sizeof code);
+  *error = -code;
+  *echo = msg + sizeof(nlmsghdr) + sizeof(int32_t);
+  *echoLen = hdr.nlmsg_len - sizeof(nlmsghdr) - sizeof(int32_t);
+  return ErrorInfo{};
+}
+
+ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, uint32_t count,
+                           const std::function<void(const Ack&)>& onAck, const MessageFn& onData) {
+  transport_->Drain();
+  ErrorInfo err = transport_->Send(bytes.data(), bytes.size());
+  if (err.failed()) return err;
+  std::vector<bool> seen(count, false);
+  uint32_t pending = count;
+  int64_t deadline = MonotonicMs() + timeoutMs_;
+  while (pending > 0) {
+    err = transport_->Recv(&rx_, deadline);
+    if (err.failed()) {
+      if (err.err == ENOBUFS) transport_->Drain();
+      return err;
+    }
+    err = ForEachMessage(rx_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool*) -> ErrorInfo {
+      uint32_t index = hdr.nlmsg_seq - first;
+      if (hdr.nlmsg_seq < first || index >= count || seen[index]) return ErrorInfo{};  // stale or foreign
+      if (hdr.nlmsg_type != NLMSG_ERROR) {
+        if (onData) return onData(msg + sizeof(nlmsghdr), hdr.nlmsg_len - sizeof(nlmsghdr));
+        return ErrorInfo{};
+      }
+      Ack ack;
+      ack.index = index;
+      ErrorInfo e = ReadError(hdr, msg, &ack.error, &ack.echo, &ack.echoLen);
+      if (e.failed()) return e;
+      seen[index] = true;
+      pending--;
+      onAck(ack);
+      return ErrorInfo{};
+    });
+    if (err.failed()) return err;
+    deadline = MonotonicMs() + timeoutMs_;  // progress: the deadline is per silence, not per batch size
+  }
+  return ErrorInfo{};
+}
+
+ErrorInfo Engine::StartDump(const std::vector<uint8_t>& bytes, uint32_t seq) {
+  transport_->Drain();
+  return transport_->Send(bytes.data(), bytes.size());
+}
+
+ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, const MessageFn& onMessage) {
+  *replyError = 0;
+  *done = false;
+  int64_t deadline = MonotonicMs() + timeoutMs_;
+  for (;;) {
+    ErrorInfo err = transport_->Recv(&rx_, deadline);
+    if (err.failed()) {
+      if (err.err == ENOBUFS) transport_->Drain();
+      return err;
+    }
+    bool relevant = false;
+    err = ForEachMessage(rx_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool* stop) -> ErrorInfo {
+      if (hdr.nlmsg_seq != seq) return ErrorInfo{};
+      relevant = true;
+      if (hdr.nlmsg_type == NLMSG_DONE) {
+        // NLMSG_DONE carries an int: non-zero when the dump itself failed.
+        if (hdr.nlmsg_len >= sizeof(nlmsghdr) + sizeof(int32_t)) {
+          int32_t code;
+          memcpy(&code, msg + sizeof(nlmsghdr), sizeof code);
+          *replyError = -code;
+        }
+        *done = true;
+        *stop = true;
+        return ErrorInfo{};
+      }
+      if (hdr.nlmsg_type == NLMSG_ERROR) {
+        const uint8_t* echo;
+        size_t echoLen;
+        ErrorInfo e = ReadError(hdr, msg, replyError, &echo, &echoLen);
+        if (e.failed()) return e;
+        if (*replyError != 0) {
+          *done = true;
+          *stop = true;
+        }
+        return ErrorInfo{};
+      }
+      return onMessage(msg + sizeof(nlmsghdr), hdr.nlmsg_len - sizeof(nlmsghdr));
+    });
+    if (err.failed() || relevant) return err;
+  }
+}
+
+ErrorInfo Engine::Dump(const std::vector<uint8_t>& bytes, uint32_t seq, int* replyError, const MessageFn& onMessage) {
+  ErrorInfo err = StartDump(bytes, seq);
+  if (err.failed()) return err;
+  bool done = false;
+  while (!done) {
+    err = NextDumpDatagram(seq, replyError, &done, onMessage);
+    if (err.failed()) return err;
+  }
+  return ErrorInfo{};
+}
+
+}  // namespace podnet::nl

@@ -1,0 +1,63 @@
+// The one netlink engine: sequence numbers, ACK and error collection,
+// multipart dumps, deadlines. Protocol codecs (ipset, ...) build messages with
+// a Writer and read replies through the callbacks; they never touch sockets.
+#pragma once
+
+#include <stdint.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "netlink/transport.h"
+
+namespace podnet::nl {
+
+// A reply to one acked request: error 0 is an ACK; otherwise the positive
+// error (errno or protocol code) and the request the kernel echoed back.
+struct Ack {
+  uint32_t index = 0;  // position of the request in the exchange
+  int error = 0;
+  const uint8_t* echo = nullptr;  // echoed nlmsghdr + payload, valid during the callback
+  size_t echoLen = 0;
+};
+
+class Engine {
+ public:
+  Engine(std::unique_ptr<Transport> transport, int timeoutMs)
+      : transport_(std::move(transport)), timeoutMs_(timeoutMs) {}
+
+  Transport& transport() { return *transport_; }
+  int timeoutMs() const { return timeoutMs_; }
+  void set_timeout(int ms) { timeoutMs_ = ms; }
+
+  // Reserves count consecutive sequence numbers; requests carry first+index.
+  uint32_t ReserveSeq(uint32_t count);
+
+  // Sends bytes (count messages with seqs first..first+count-1, all with
+  // NLM_F_ACK) in one sendmsg and waits for one reply per message. ETIMEDOUT
+  // when no reply arrives for timeoutMs; replies to other seqs are dropped.
+  // Replies that are not ACKs (TYPE and PROTOCOL answer with a message before
+  // their ACK) go to onData when given.
+  using MessageFn = std::function<ErrorInfo(const uint8_t* payload, size_t len)>;
+  ErrorInfo Exchange(const std::vector<uint8_t>& bytes, uint32_t first, uint32_t count,
+                     const std::function<void(const Ack&)>& onAck, const MessageFn& onData = nullptr);
+
+  // Sends one dump request and calls onMessage for each multipart message
+  // until NLMSG_DONE. An NLMSG_ERROR (missing set, ...) ends it with that error
+  // in *replyError (0 when the dump completed).
+  ErrorInfo Dump(const std::vector<uint8_t>& bytes, uint32_t seq, int* replyError, const MessageFn& onMessage);
+
+  // Cursor-style dumps: StartDump sends, NextDumpDatagram reads one datagram
+  // and feeds its messages; *done turns true at NLMSG_DONE or error.
+  ErrorInfo StartDump(const std::vector<uint8_t>& bytes, uint32_t seq);
+  ErrorInfo NextDumpDatagram(uint32_t seq, int* replyError, bool* done, const MessageFn& onMessage);
+
+ private:
+  std::unique_ptr<Transport> transport_;
+  int timeoutMs_;
+  uint32_t nextSeq_ = 1;
+  std::vector<uint8_t> rx_;
+};
+
+}  // namespace podnet::nl

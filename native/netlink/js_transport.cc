@@ -1,0 +1,39 @@
+#include "netlink/js_transport.h"
+
+#include <errno.h>
+#include <string.h>
+
+namespace podnet::nl {
+
+ErrorInfo JsTransport::Send(const uint8_t* data, size_t len) {
+  Napi::HandleScope scope(env_);
+  Napi::Uint8Array request = Napi::Uint8Array::New(env_, len);
+  if (len > 0) memcpy(request.Data(), data, len);
+  Napi::Value result = exchange_.Call({request});
+  if (!result.IsArray()) {
+    ErrorInfo err = SystemError(EPROTO, "sendmsg");
+    err.message = "netlink peer: exchange() must return an array of Uint8Array datagrams";
+    return err;
+  }
+  Napi::Array replies = result.As<Napi::Array>();
+  for (uint32_t i = 0; i < replies.Length(); i++) {
+    Napi::Value v = replies.Get(i);
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      ErrorInfo err = SystemError(EPROTO, "recvmsg");
+      err.message = "netlink peer: exchange() returned something other than a Uint8Array";
+      return err;
+    }
+    Napi::Uint8Array d = v.As<Napi::Uint8Array>();
+    queue_.emplace_back(d.Data(), d.Data() + d.ByteLength());
+  }
+  return ErrorInfo{};
+}
+
+ErrorInfo JsTransport::Recv(std::vector<uint8_t>* buf, int64_t /*deadlineMs*/) {
+  if (queue_.empty()) return SystemError(ETIMEDOUT, "recv");
+  *buf = std::move(queue_.front());
+  queue_.pop_front();
+  return ErrorInfo{};
+}
+
+}  // namespace podnet::nl

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <napi.h>
+
+#include <deque>
+#include <vector>
+
+#include "netlink/transport.h"
+
+namespace podnet::nl {
+
+// Hands request bytes to a JS NetlinkPeer (lib/netlink/peer.ts) and queues the
+// datagrams it answers with. The peer answers synchronously, so an empty
+// queue is final: Recv reports ETIMEDOUT at once (a lost ACK) instead of
+// sleeping the JS thread until the deadline.
+class JsTransport final : public Transport {
+ public:
+  JsTransport(Napi::Env env, Napi::Function exchange) : env_(env), exchange_(Napi::Persistent(exchange)) {}
+
+  ErrorInfo Send(const uint8_t* data, size_t len) override;
+  ErrorInfo Recv(std::vector<uint8_t>* buf, int64_t deadlineMs) override;
+  void Drain() override { queue_.clear(); }
+  bool NeedsJsThread() const override { return true; }
+
+  Napi::Function exchange() const { return exchange_.Value(); }
+
+ private:
+  Napi::Env env_;
+  Napi::FunctionReference exchange_;
+  std::deque<std::vector<uint8_t>> queue_;
+};
+
+}  // namespace podnet::nl

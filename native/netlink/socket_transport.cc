@@ -1,0 +1,106 @@
+#include "netlink/socket_transport.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netns/in_netns.h"
+
+namespace podnet::nl {
+
+// Batches put thousands of replies on the socket before we read any. The
+// default 212 KiB receive buffer loses ACKs past ~3000 of them (ENOBUFS), so
+// ask for far more; SO_RCVBUFFORCE (root) ignores rmem_max.
+constexpr int kSocketBuffer = 8 << 20;
+// Dump datagrams reach ~32 KiB; error replies echo requests of up to 64 KiB.
+constexpr size_t kRecvBuffer = 256 << 10;
+
+int64_t MonotonicMs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void SetBuffer(int fd, int force, int plain, int size) {
+  if (setsockopt(fd, SOL_SOCKET, force, &size, sizeof size) != 0) {
+    setsockopt(fd, SOL_SOCKET, plain, &size, sizeof size);
+  }
+}
+
+ErrorInfo SocketTransport::Open(int netnsFd, std::unique_ptr<SocketTransport>* out) {
+  int fd = -1;
+  ErrorInfo inner;
+  ErrorInfo err = RunInNetns(netnsFd, [&] {
+    fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+    if (fd < 0) inner = SystemError(errno, "socket");
+  });
+  if (err.failed()) return err;
+  if (inner.failed()) return inner;
+  SetBuffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, kSocketBuffer);
+  SetBuffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, kSocketBuffer);
+  int one = 1;
+  // Extended ACKs carry the kernel's own error text; harmless where absent.
+  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
+  struct sockaddr_nl addr{};
+  addr.nl_family = AF_NETLINK;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    int e = errno;
+    close(fd);
+    return SystemError(e, "bind");
+  }
+  out->reset(new SocketTransport(fd));
+  return ErrorInfo{};
+}
+
+SocketTransport::~SocketTransport() {
+  if (fd_ >= 0) close(fd_);
+}
+
+ErrorInfo SocketTransport::Send(const uint8_t* data, size_t len) {
+  struct sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  for (;;) {
+    ssize_t n = sendto(fd_, data, len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel);
+    if (n >= 0) return ErrorInfo{};
+    if (errno != EINTR) return SystemError(errno, "sendto");
+  }
+}
+
+ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, int64_t deadlineMs) {
+  buf->resize(kRecvBuffer);
+  for (;;) {
+    int64_t wait = deadlineMs - MonotonicMs();
+    if (wait < 0) wait = 0;
+    struct pollfd pfd{fd_, POLLIN, 0};
+    int ready = poll(&pfd, 1, static_cast<int>(wait));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return SystemError(errno, "poll");
+    }
+    if (ready == 0) return SystemError(ETIMEDOUT, "recv");
+    ssize_t n = recv(fd_, buf->data(), buf->size(), MSG_DONTWAIT | MSG_TRUNC);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return SystemError(errno, "recv");
+    }
+    if (static_cast<size_t>(n) > buf->size()) return SystemError(EMSGSIZE, "recv");
+    buf->resize(static_cast<size_t>(n));
+    return ErrorInfo{};
+  }
+}
+
+void SocketTransport::Drain() {
+  uint8_t scratch[4096];
+  for (;;) {
+    ssize_t n = recv(fd_, scratch, sizeof scratch, MSG_DONTWAIT | MSG_TRUNC);
+    if (n < 0 && errno == EINTR) continue;
+    // ENOBUFS is reported once and cleared: keep draining past it.
+    if (n < 0 && errno == ENOBUFS) continue;
+    if (n < 0) return;
+  }
+}
+
+}  // namespace podnet::nl

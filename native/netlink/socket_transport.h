@@ -1,0 +1,25 @@
+#pragma once
+
+#include <memory>
+
+#include "netlink/transport.h"
+
+namespace podnet::nl {
+
+// A NETLINK_NETFILTER socket, created inside the namespace of netnsFd (or the
+// caller's when netnsFd < 0) and bound to it for life.
+class SocketTransport final : public Transport {
+ public:
+  static ErrorInfo Open(int netnsFd, std::unique_ptr<SocketTransport>* out);
+  ~SocketTransport() override;
+
+  ErrorInfo Send(const uint8_t* data, size_t len) override;
+  ErrorInfo Recv(std::vector<uint8_t>* buf, int64_t deadlineMs) override;
+  void Drain() override;
+
+ private:
+  explicit SocketTransport(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace podnet::nl

@@ -1,0 +1,31 @@
+// Where netlink bytes go: the kernel (SocketTransport) or a JS peer
+// (JsTransport, for the fake kernel). The engine and codecs above never know
+// which one they talk to.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vector>
+
+#include "util/sys_error.h"
+
+namespace podnet::nl {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // One sendmsg() of one or more netlink messages.
+  virtual ErrorInfo Send(const uint8_t* data, size_t len) = 0;
+  // Receives one datagram into *buf (resized to its length). Waits at most
+  // until deadlineMs (CLOCK_MONOTONIC milliseconds); ETIMEDOUT after that.
+  virtual ErrorInfo Recv(std::vector<uint8_t>* buf, int64_t deadlineMs) = 0;
+  // Throws away whatever is queued (replies to requests that timed out).
+  virtual void Drain() = 0;
+  // True when the transport must be driven from the JS thread.
+  virtual bool NeedsJsThread() const { return false; }
+};
+
+int64_t MonotonicMs();
+
+}  // namespace podnet::nl
