@@ -113,6 +113,10 @@ export function formatIp(family: 4 | 6, bytes: Uint8Array, offset = 0): string {
     }
     i = j;
   }
+  // RFC 5952 section 5: IPv4-mapped addresses keep the dotted quad.
+  if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) {
+    return `::ffff:${bytes[offset + 12]}.${bytes[offset + 13]}.${bytes[offset + 14]}.${bytes[offset + 15]}`;
+  }
   const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(':');
   if (bestStart < 0) return hex(words);
   return `${hex(words.slice(0, bestStart))}::${hex(words.slice(bestStart + bestLen))}`;
