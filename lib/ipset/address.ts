@@ -11,20 +11,36 @@ export interface ParsedIp {
   bytes: Uint8Array;
 }
 
-const V4_OCTET = /^(?:0|[1-9][0-9]{0,2})$/;
 const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
 
-/** parseIpv4 returns the 4 bytes of a dotted quad, or undefined when it is not one. */
-export function parseIpv4(text: string, out = new Uint8Array(16), offset = 0): Uint8Array | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  for (let i = 0; i < 4; i++) {
-    const part = parts[i]!;
-    if (!V4_OCTET.test(part)) return undefined;
-    const n = Number(part);
-    if (n > 255) return undefined;
-    out[offset + i] = n;
+/**
+ * parseIpv4 writes the 4 bytes of a dotted quad into out at offset and returns out, or undefined when text is not a
+ * canonical dotted quad. Char-code scanning: this runs once per entry of 100k-entry batches.
+ */
+export function parseIpv4(text: string, out: Uint8Array = new Uint8Array(16), offset = 0): Uint8Array | undefined {
+  const len = text.length;
+  if (len < 7 || len > 15) return undefined;
+  let part = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i < len; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (digits === 0 || part === 3) return undefined;
+      out[offset + part++] = value;
+      value = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && value === 0) return undefined; // leading zero
+      value = value * 10 + (c - 48);
+      if (value > 255) return undefined;
+      digits++;
+    } else {
+      return undefined;
+    }
   }
+  if (digits === 0 || part !== 3) return undefined;
+  out[offset + 3] = value;
   return out;
 }
 

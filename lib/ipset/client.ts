@@ -428,7 +428,7 @@ export class Ipset implements Disposable {
     return this.#serial(async () => {
       const shape = await this.#shape(name, label);
       const context = { command: label, set: name, setType: shape.type, netns: this.#netns?.path };
-      if (Array.isArray(entries)) entries.forEach((e, i) => checkEntry(e, shape, `entries[${i}]`));
+      if (Array.isArray(entries)) return this.#manyArray(command, name, entries, excl, shape, context);
       const result: IpsetBatchResult = { applied: 0, failed: [] };
       const writer = new RecordWriter(1 << 20);
       let chunk: IpsetEntry[] = [];
@@ -463,6 +463,27 @@ export class Ipset implements Disposable {
       if (invalid.length > 0) result.failed = [...result.failed, ...invalid].sort((a, b) => a.index - b.index);
       return result;
     });
+  }
+
+  /** An array is checked whole before anything is sent, then sent in one native call. */
+  async #manyArray(
+    command: number,
+    name: string,
+    entries: IpsetEntry[],
+    excl: boolean,
+    shape: SetShape,
+    context: { command: string; set: string; setType: string; netns: string | undefined },
+  ): Promise<IpsetBatchResult> {
+    const writer = new RecordWriter(Math.max(4096, entries.length * 64));
+    for (let i = 0; i < entries.length; i++) writer.push(checkEntry(entries[i], shape, `entries[${i}]`));
+    const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
+    const failed: IpsetBatchFailure[] = [];
+    for (let i = 0; i < raw.failures.length; i += 2) {
+      const index = raw.failures[i]!;
+      const entry = entries[index]!;
+      failed.push({ index, entry, error: ipsetError(raw.failures[i + 1]!, { ...context, entry, index }) });
+    }
+    return { applied: raw.applied, failed };
   }
 
   /** list returns a set's header and all its entries (see entries() for sets too large to hold at once). */

@@ -22,7 +22,9 @@ export interface EntryFields {
   port?: number;
   proto?: number;
   timeout?: number;
-  comment?: Buffer;
+  comment?: string;
+  /** UTF-8 length of comment. */
+  commentBytes?: number;
 }
 
 const PROTOS: Record<string, number> = { tcp: 6, udp: 17, sctp: 132, udplite: 136, icmp: 1, icmpv6: 58 };
@@ -45,9 +47,11 @@ export function checkEntry(entry: unknown, set: SetShape, name = 'entry'): Entry
   const e = entry as IpsetEntry;
   const allowed = ALLOWED[set.type];
   if (!allowed) throw invalidValue(`${name}`, `a set of a type podnet encodes (not '${set.type}')`, entry);
-  for (const key of Object.keys(e)) {
-    if ((e as unknown as Record<string, unknown>)[key] === undefined) continue;
-    if (!allowed.has(key)) throw invalidValue(`${name}.${key}`, `no '${key}' field for a ${set.type} set`, (e as unknown as Record<string, unknown>)[key]);
+  const fieldsOf = e as unknown as Record<string, unknown>;
+  for (const key in fieldsOf) {
+    if (!allowed.has(key) && fieldsOf[key] !== undefined) {
+      throw invalidValue(`${name}.${key}`, `no '${key}' field for a ${set.type} set`, fieldsOf[key]);
+    }
   }
   if (typeof e.ip !== 'string') throw invalidType(`${name}.ip`, 'an IP address string', e.ip);
 
@@ -104,11 +108,13 @@ export function checkEntry(entry: unknown, set: SetShape, name = 'entry'): Entry
   if (e.comment !== undefined) {
     if (!set.comment) throw invalidValue(`${name}.comment`, 'no comment: the set was created without comment support', e.comment);
     if (typeof e.comment !== 'string') throw invalidType(`${name}.comment`, 'a string', e.comment);
-    const comment = Buffer.from(e.comment, 'utf8');
-    if (comment.length > 255 || comment.includes(0)) {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: short comments need no byte count.
+    const bytes = e.comment.length * 3 <= 255 ? -1 : Buffer.byteLength(e.comment, 'utf8');
+    if (bytes > 255 || e.comment.includes('\0')) {
       throw invalidValue(`${name}.comment`, 'a comment of at most 255 bytes without NUL', e.comment);
     }
-    fields.comment = comment;
+    fields.comment = e.comment;
+    fields.commentBytes = bytes;
   }
   if (e.timeout !== undefined) {
     if (!set.timeout) throw invalidValue(`${name}.timeout`, 'no timeout: the set was created without a timeout', e.timeout);

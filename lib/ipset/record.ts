@@ -38,16 +38,18 @@ export class RecordWriter {
   }
 
   push(f: EntryFields): void {
-    const commentLen = f.comment?.length ?? 0;
-    const size = align8(HEADER + commentLen);
-    if (this.#pos + size > this.#buf.length) {
-      const bigger = Buffer.alloc(Math.max(this.#buf.length * 2, this.#pos + size));
+    // Room for the longest comment first; the real length is known once written.
+    if (this.#pos + HEADER + 264 > this.#buf.length) {
+      const bigger = Buffer.alloc(Math.max(this.#buf.length * 2, this.#pos + HEADER + 264));
       this.#buf.copy(bigger, 0, 0, this.#pos);
       this.#buf = bigger;
     }
     const b = this.#buf;
     const p = this.#pos;
-    b.fill(0, p, p + size);
+    const commentLen = f.comment === undefined ? 0 : b.write(f.comment, p + HEADER, 'utf8');
+    const size = align8(HEADER + commentLen);
+    b.fill(0, p, p + HEADER);
+    b.fill(0, p + HEADER + commentLen, p + size);
     let flags = 0;
     if (f.cidr !== undefined) flags |= HAS_CIDR;
     if (f.port !== undefined) flags |= HAS_PORT;
@@ -63,7 +65,6 @@ export class RecordWriter {
     b.writeUInt32LE(f.timeout ?? 0, p + 8);
     b.writeUInt16LE(commentLen, p + 12);
     b.set(f.ip, p + 16);
-    if (f.comment) f.comment.copy(b, p + HEADER);
     this.#pos += size;
     this.count++;
   }
