@@ -55,11 +55,15 @@ struct Record {
 // A read-only view over a buffer of records, checked as it is walked.
 class RecordReader {
  public:
-  RecordReader(const uint8_t* data, size_t len) : p_(data), end_(data + len) {}
+  RecordReader(const uint8_t* data, size_t len) : start_(data), p_(data), end_(data + len) {}
   // False at the end; *bad set when a record is malformed.
   bool Next(Record* out, bool* bad);
+  // Offset of the next record from the start of the buffer.
+  size_t offset() const { return static_cast<size_t>(p_ - start_); }
+  void Seek(size_t offset) { p_ = start_ + offset; }
 
  private:
+  const uint8_t* start_;
   const uint8_t* p_;
   const uint8_t* end_;
 };

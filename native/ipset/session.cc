@@ -167,21 +167,27 @@ static uint32_t EchoedLineno(const uint8_t* echo, size_t len) {
 ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data, size_t len, bool excl,
                        uint32_t* applied, std::vector<EntryFailure>* failures) {
   *applied = 0;
-  // Parse every record first: a malformed buffer changes nothing.
-  std::vector<Record> records;
+  // Check every record first (a malformed buffer changes nothing) and note
+  // where each starts, so encoding can resume after a failing entry. Records
+  // are decoded one at a time into a reused scratch: no copy of the batch.
+  std::vector<uint32_t> offsets;
+  RecordReader reader(data, len);
+  Record r;
   {
-    RecordReader reader(data, len);
-    Record r;
     bool bad = false;
-    while (reader.Next(&r, &bad)) records.push_back(std::move(r));
-    if (bad) {
+    size_t at = reader.offset();
+    while (reader.Next(&r, &bad)) {
+      offsets.push_back(static_cast<uint32_t>(at));
+      at = reader.offset();
+    }
+    if (bad || len > UINT32_MAX) {
       ErrorInfo err = SystemError(EINVAL, "encode");
       err.message = "malformed entry records";
       return err;
     }
   }
   uint32_t next = 0;
-  const uint32_t total = static_cast<uint32_t>(records.size());
+  const uint32_t total = static_cast<uint32_t>(offsets.size());
   // One ADT message per sendmsg: the kernel processes a message inside
   // sendmsg anyway, and sending one at a time keeps the entries' order exact
   // when an entry fails and the rest of its message is sent again.
@@ -193,10 +199,12 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
     w_.PutU32(IPSET_ATTR_LINENO, 0);
     size_t adt = w_.BeginNest(IPSET_ATTR_ADT);
     uint32_t first = next;
-    while (next < total) {
+    reader.Seek(next < total ? offsets[next] : len);
+    bool bad = false;
+    while (next < total && reader.Next(&r, &bad)) {
       size_t before = w_.size();
       size_t d = w_.BeginNest(IPSET_ATTR_DATA);
-      PutEntryAttrs(w_, records[next], next + 1);
+      PutEntryAttrs(w_, r, next + 1);
       w_.EndNest(d);
       if (w_.size() - adt > kMaxAdtBytes && next > first) {
         w_.Truncate(before);

@@ -22,18 +22,18 @@ uint32_t Engine::ReserveSeq(uint32_t count) {
 
 // Walks the netlink messages of one datagram.
 template <typename Fn>
-static ErrorInfo ForEachMessage(const std::vector<uint8_t>& dgram, Fn&& fn) {
+static ErrorInfo ForEachMessage(const std::vector<uint8_t>& buf, size_t size, Fn&& fn) {
   size_t off = 0;
-  while (off + sizeof(nlmsghdr) <= dgram.size()) {
+  while (off + sizeof(nlmsghdr) <= size) {
     nlmsghdr hdr;
-    memcpy(&hdr, dgram.data() + off, sizeof hdr);
-    if (hdr.nlmsg_len < sizeof(nlmsghdr) || hdr.nlmsg_len > dgram.size() - off) return Malformed("bad nlmsg_len");
+    memcpy(&hdr, buf.data() + off, sizeof hdr);
+    if (hdr.nlmsg_len < sizeof(nlmsghdr) || hdr.nlmsg_len > size - off) return Malformed("bad nlmsg_len");
     bool stop = false;
-    ErrorInfo err = fn(hdr, dgram.data() + off, &stop);
+    ErrorInfo err = fn(hdr, buf.data() + off, &stop);
     if (err.failed() || stop) return err;
     off += NLMSG_ALIGN(hdr.nlmsg_len);
   }
-  if (off < dgram.size() && dgram.size() - off >= 4) return Malformed("trailing bytes");
+  if (off < size && size - off >= 4) return Malformed("trailing bytes");
   return ErrorInfo{};
 }
 
@@ -56,12 +56,12 @@ ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, ui
   uint32_t pending = count;
   int64_t deadline = MonotonicMs() + timeoutMs_;
   while (pending > 0) {
-    err = transport_->Recv(&rx_, deadline);
+    err = transport_->Recv(&rx_, &rxLen_, deadline);
     if (err.failed()) {
       if (err.err == ENOBUFS) transport_->Drain();
       return err;
     }
-    err = ForEachMessage(rx_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool*) -> ErrorInfo {
+    err = ForEachMessage(rx_, rxLen_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool*) -> ErrorInfo {
       uint32_t index = hdr.nlmsg_seq - first;
       if (hdr.nlmsg_seq < first || index >= count || seen[index]) return ErrorInfo{};  // stale or foreign
       if (hdr.nlmsg_type != NLMSG_ERROR) {
@@ -93,13 +93,13 @@ ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, co
   *done = false;
   int64_t deadline = MonotonicMs() + timeoutMs_;
   for (;;) {
-    ErrorInfo err = transport_->Recv(&rx_, deadline);
+    ErrorInfo err = transport_->Recv(&rx_, &rxLen_, deadline);
     if (err.failed()) {
       if (err.err == ENOBUFS) transport_->Drain();
       return err;
     }
     bool relevant = false;
-    err = ForEachMessage(rx_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool* stop) -> ErrorInfo {
+    err = ForEachMessage(rx_, rxLen_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool* stop) -> ErrorInfo {
       if (hdr.nlmsg_seq != seq) return ErrorInfo{};
       relevant = true;
       if (hdr.nlmsg_type == NLMSG_DONE) {

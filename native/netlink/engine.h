@@ -58,6 +58,7 @@ class Engine {
   int timeoutMs_;
   uint32_t nextSeq_ = 1;
   std::vector<uint8_t> rx_;
+  size_t rxLen_ = 0;
 };
 
 }  // namespace podnet::nl

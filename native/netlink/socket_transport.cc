@@ -69,8 +69,8 @@ ErrorInfo SocketTransport::Send(const uint8_t* data, size_t len) {
   }
 }
 
-ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, int64_t deadlineMs) {
-  buf->resize(kRecvBuffer);
+ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int64_t deadlineMs) {
+  if (buf->size() < kRecvBuffer) buf->resize(kRecvBuffer);
   for (;;) {
     int64_t wait = deadlineMs - MonotonicMs();
     if (wait < 0) wait = 0;
@@ -87,7 +87,7 @@ ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, int64_t deadlineMs) {
       return SystemError(errno, "recv");
     }
     if (static_cast<size_t>(n) > buf->size()) return SystemError(EMSGSIZE, "recv");
-    buf->resize(static_cast<size_t>(n));
+    *len = static_cast<size_t>(n);
     return ErrorInfo{};
   }
 }
