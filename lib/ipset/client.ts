@@ -208,7 +208,7 @@ export class Ipset implements Disposable {
    * create makes a set. With `{ exist: true }` an existing set of identical type and options is accepted (the kernel
    * still refuses a different one with EEXIST... as IPSET_ERR_EXIST). Throws InvalidArgumentError for bad options.
    */
-  create(name: string, options: IpsetCreateOptions, flags: { exist?: boolean } = {}): Promise<void> {
+  async create(name: string, options: IpsetCreateOptions, flags: { exist?: boolean } = {}): Promise<void> {
     checkSetName(name);
     const o = checkOptions<IpsetCreateOptions>('options', options);
     if (!TYPES.has(o.type as string)) throw invalidValue('options.type', `one of ${[...TYPES].join(', ')}`, o.type);
@@ -238,7 +238,7 @@ export class Ipset implements Disposable {
   }
 
   /** destroy removes a set (all sets when name is omitted). IPSET_ERR_BUSY when iptables still references it. */
-  destroy(name?: string): Promise<void> {
+  async destroy(name?: string): Promise<void> {
     if (name !== undefined) checkSetName(name);
     return this.#serial(async () => {
       try {
@@ -251,13 +251,13 @@ export class Ipset implements Disposable {
   }
 
   /** flush removes every entry of a set (of all sets when name is omitted). */
-  flush(name?: string): Promise<void> {
+  async flush(name?: string): Promise<void> {
     if (name !== undefined) checkSetName(name);
     return this.#serial(() => this.#live().simple(cmd.flush, name ?? '', '', true, false));
   }
 
   /** rename renames a set; IPSET_ERR_EXIST_SETNAME2 when the new name is taken. */
-  rename(from: string, to: string): Promise<void> {
+  async rename(from: string, to: string): Promise<void> {
     checkSetName(from, 'from');
     checkSetName(to, 'to');
     return this.#serial(async () => {
@@ -271,7 +271,7 @@ export class Ipset implements Disposable {
   }
 
   /** swap exchanges the contents of two sets of the same type and family (IPSET_ERR_TYPE_MISMATCH otherwise). */
-  swap(a: string, b: string): Promise<void> {
+  async swap(a: string, b: string): Promise<void> {
     checkSetName(a, 'a');
     checkSetName(b, 'b');
     return this.#serial(async () => {
@@ -289,14 +289,14 @@ export class Ipset implements Disposable {
    * `{ replace: true }` overwrites it instead (its comment and timeout are replaced). Throws InvalidArgumentError
    * for an entry that does not fit the set, before anything is sent.
    */
-  add(name: string, entry: IpsetEntry, options: { replace?: boolean } = {}): Promise<void> {
+  async add(name: string, entry: IpsetEntry, options: { replace?: boolean } = {}): Promise<void> {
     checkSetName(name);
     const o = checkOptions<{ replace?: boolean }>('options', options);
     return this.#queueAdt(cmd.add, name, entry, o.replace !== true);
   }
 
   /** del deletes one entry; a missing one rejects with IPSET_ERR_EXIST unless `{ ignoreMissing: true }`. */
-  del(name: string, entry: IpsetEntry, options: { ignoreMissing?: boolean } = {}): Promise<void> {
+  async del(name: string, entry: IpsetEntry, options: { ignoreMissing?: boolean } = {}): Promise<void> {
     checkSetName(name);
     const o = checkOptions<{ ignoreMissing?: boolean }>('options', options);
     return this.#queueAdt(cmd.del, name, entry, o.ignoreMissing !== true);
@@ -382,7 +382,7 @@ export class Ipset implements Disposable {
   }
 
   /** test tells whether entry is in the set. */
-  test(name: string, entry: IpsetEntry): Promise<boolean> {
+  async test(name: string, entry: IpsetEntry): Promise<boolean> {
     checkSetName(name);
     return this.#serial(async () => {
       const record = this.#oneRecord(checkEntry(entry, await this.#shape(name, 'test')));
@@ -409,13 +409,13 @@ export class Ipset implements Disposable {
    * whole before anything is sent (InvalidArgumentError, nothing changed); other iterables are streamed in chunks
    * and an invalid entry is reported in `failed` and never sent.
    */
-  addMany(name: string, entries: Iterable<IpsetEntry>, options: { replace?: boolean } = {}): Promise<IpsetBatchResult> {
+  async addMany(name: string, entries: Iterable<IpsetEntry>, options: { replace?: boolean } = {}): Promise<IpsetBatchResult> {
     const o = checkOptions<{ replace?: boolean }>('options', options);
     return this.#many(cmd.add, 'add', name, entries, o.replace !== true);
   }
 
   /** delMany deletes every entry of an iterable, as addMany adds. */
-  delMany(name: string, entries: Iterable<IpsetEntry>, options: { ignoreMissing?: boolean } = {}): Promise<IpsetBatchResult> {
+  async delMany(name: string, entries: Iterable<IpsetEntry>, options: { ignoreMissing?: boolean } = {}): Promise<IpsetBatchResult> {
     const o = checkOptions<{ ignoreMissing?: boolean }>('options', options);
     return this.#many(cmd.del, 'del', name, entries, o.ignoreMissing !== true);
   }
@@ -487,7 +487,7 @@ export class Ipset implements Disposable {
   }
 
   /** list returns a set's header and all its entries (see entries() for sets too large to hold at once). */
-  list(name: string): Promise<IpsetListing> {
+  async list(name: string): Promise<IpsetListing> {
     checkSetName(name);
     return this.#serial(async () => {
       const raw = await this.#live().list(name, 0, false);
@@ -498,13 +498,13 @@ export class Ipset implements Disposable {
   }
 
   /** header returns a set's header without its members. ENOENT (IpsetError) when there is no such set. */
-  header(name: string): Promise<IpsetHeader> {
+  async header(name: string): Promise<IpsetHeader> {
     checkSetName(name);
     return this.#serial(() => this.#headerNow(name));
   }
 
   /** listNames returns the names of every set in the namespace, whoever made them. */
-  listNames(): Promise<string[]> {
+  async listNames(): Promise<string[]> {
     return this.#serial(async () => {
       const raw = await this.#live().list('', LIST_SETNAME, false);
       return raw.sets.map((s) => s.name);

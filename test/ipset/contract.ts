@@ -256,10 +256,18 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
         await ipset.create('nets', { type: 'hash:net' });
         const before = await Promise.all(['v4', 'v6', 'ports', 'nets'].map((n) => ipset.list(n)));
         let err: unknown;
-        try {
-          await call();
-        } catch (e) {
-          err = e;
+        if (_label.startsWith('sync')) {
+          try {
+            call();
+          } catch (e) {
+            err = e;
+          }
+        } else {
+          // Async methods reject; they never throw at the call site.
+          err = await (call() as Promise<unknown>).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
         }
         expect(err).toBeInstanceOf(InvalidArgumentError);
         expect(err).toMatchObject({ code });

@@ -1,0 +1,39 @@
+/** Errors of the agent layer: which step failed and whether retrying can help. */
+import { PodnetError } from '../errors.js';
+
+/** The step of a pod or node flow that failed. */
+export type AgentStep = 'netns' | 'inpod-rules' | 'probe-set' | 'host-rules' | 'sets';
+
+/**
+ * AgentError wraps the failure of one step (`step`), keeps the original as `cause`, and says whether retrying the
+ * same call can help (`retryable`). `code` is `ERR_AGENT_<STEP>`.
+ */
+export class AgentError extends PodnetError {
+  readonly step: AgentStep;
+  readonly retryable: boolean;
+  readonly pod: string | undefined;
+
+  constructor(step: AgentStep, message: string, options: { cause?: unknown; retryable: boolean; pod?: string }) {
+    super(message, `ERR_AGENT_${step.toUpperCase().replace('-', '_')}`, { cause: options.cause });
+    this.step = step;
+    this.retryable = options.retryable;
+    this.pod = options.pod;
+  }
+}
+
+/**
+ * ProbeOwnerConflictError: with `onConflict: 'error'`, an IP is already in the probe set for another pod. Both owners
+ * are named; nothing was changed.
+ */
+export class ProbeOwnerConflictError extends PodnetError {
+  readonly ip: string;
+  readonly previousOwner: string;
+  readonly newOwner: string;
+
+  constructor(ip: string, previousOwner: string, newOwner: string) {
+    super(`probe set entry ${ip} is owned by '${previousOwner}', not taken over for '${newOwner}'`, 'ERR_PROBE_OWNER_CONFLICT');
+    this.ip = ip;
+    this.previousOwner = previousOwner;
+    this.newOwner = newOwner;
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * ProbeSet: the host's pod-IP sets for kubelet probes, one hash:ip set per
+ * family with the owning pod's UID as each entry's comment.
+ *
+ * Ownership, not overwrite: adds are exclusive, so the kernel detects an IP
+ * that another pod still holds atomically; the conflict is then resolved by
+ * policy and reported, never silently. A removal deletes an entry only when
+ * IP and owner match. Work on one IP is serialized inside the process.
+ *
+ * ProbeSet keeps a view of owners (loaded from the kernel by load(), updated
+ * by its own writes, refreshed from the kernel for an IP whenever the kernel
+ * disagrees). It assumes it is the only writer of its sets, as the node
+ * agent is.
+ */
+import { isAlreadyExists } from '../errors.js';
+import type { Ipset } from '../ipset/client.js';
+import { parseIp, unmapIpv4 } from '../ipset/address.js';
+import { invalidValue, checkString } from '../validate.js';
+import { ProbeOwnerConflictError } from './errors.js';
+import { KeyedLock } from './keyed-lock.js';
+import { silentLogger, type Logger } from './logger.js';
+
+export type ConflictPolicy = 'takeover' | 'error';
+
+/** A conflict: ip was owned by previousOwner when newOwner claimed it. */
+export interface ProbeConflict {
+  ip: string;
+  previousOwner: string;
+  newOwner: string;
+}
+
+/** A removal that did not happen because someone else owns the entry (or nobody does). */
+export interface ProbeOwnerMismatch {
+  ip: string;
+  owner: string;
+  actualOwner: string | undefined;
+}
+
+export interface ProbeSetOptions {
+  ipset: Ipset;
+  /** Set names are `<prefix>-v4` and `<prefix>-v6`; default 'istio-inpod-probes'. */
+  prefix?: string;
+  /** Also keep the IPv6 set (default true). */
+  ipv6?: boolean;
+  onConflict?: ConflictPolicy;
+  logger?: Logger;
+  onConflictEvent?: (conflict: ProbeConflict) => void;
+  onOwnerMismatch?: (mismatch: ProbeOwnerMismatch) => void;
+}
+
+export type AddOutcome = 'added' | 'unchanged' | 'taken-over';
+export type RemoveOutcome = 'removed' | 'mismatch' | 'missing';
+
+/** normalizeIp unmaps IPv4-mapped IPv6 and returns the address with its family, or throws ERR_INVALID_ARG_VALUE. */
+export function normalizeIp(ip: unknown, name = 'ip'): { ip: string; family: 4 | 6 } {
+  checkString(name, ip, 64);
+  const unmapped = unmapIpv4(ip as string);
+  const parsed = parseIp(unmapped);
+  if (!parsed) throw invalidValue(name, 'an IPv4 or IPv6 address', ip);
+  return { ip: unmapped, family: parsed.family };
+}
+
+export class ProbeSet {
+  readonly v4Name: string;
+  readonly v6Name: string;
+  readonly ipv6: boolean;
+  readonly #ipset: Ipset;
+  readonly #policy: ConflictPolicy;
+  readonly #log: Logger;
+  readonly #onConflict: ((c: ProbeConflict) => void) | undefined;
+  readonly #onMismatch: ((m: ProbeOwnerMismatch) => void) | undefined;
+  readonly #owners = new Map<string, string>();
+  readonly #lock = new KeyedLock();
+
+  constructor(options: ProbeSetOptions) {
+    const prefix = options.prefix ?? 'istio-inpod-probes';
+    checkString('prefix', prefix, 28);
+    this.v4Name = `${prefix}-v4`;
+    this.v6Name = `${prefix}-v6`;
+    this.ipv6 = options.ipv6 ?? true;
+    this.#ipset = options.ipset;
+    const policy = options.onConflict ?? 'takeover';
+    if (policy !== 'takeover' && policy !== 'error') throw invalidValue('onConflict', "'takeover' or 'error'", policy);
+    this.#policy = policy;
+    this.#log = options.logger ?? silentLogger;
+    this.#onConflict = options.onConflictEvent;
+    this.#onMismatch = options.onOwnerMismatch;
+  }
+
+  /** setNames are the sets this ProbeSet keeps. */
+  get setNames(): string[] {
+    return this.ipv6 ? [this.v4Name, this.v6Name] : [this.v4Name];
+  }
+
+  #setFor(family: 4 | 6): string {
+    if (family === 6 && !this.ipv6) throw invalidValue('ip', 'an IPv4 address (IPv6 is off)', family);
+    return family === 4 ? this.v4Name : this.v6Name;
+  }
+
+  /** ensure creates the sets; an existing set of the same type and options is accepted. */
+  async ensure(): Promise<void> {
+    await this.#ipset.create(this.v4Name, { type: 'hash:ip', family: 'inet', comment: true }, { exist: true });
+    if (this.ipv6) await this.#ipset.create(this.v6Name, { type: 'hash:ip', family: 'inet6', comment: true }, { exist: true });
+  }
+
+  /** load replaces the owner view with what the kernel holds. */
+  async load(): Promise<void> {
+    const next = new Map<string, string>();
+    for (const name of this.setNames) {
+      for await (const e of this.#ipset.entries(name)) next.set(e.ip, e.comment ?? '');
+    }
+    this.#owners.clear();
+    for (const [ip, owner] of next) this.#owners.set(ip, owner);
+  }
+
+  /** owner is the UID owning ip ('' for an entry without comment), or undefined when ip is not in the sets. */
+  owner(ip: string): string | undefined {
+    return this.#owners.get(normalizeIp(ip).ip);
+  }
+
+  /** entries lists the view: every IP with its owner. */
+  entries(): { ip: string; owner: string }[] {
+    return [...this.#owners].map(([ip, owner]) => ({ ip, owner }));
+  }
+
+  /**
+   * add puts ip in the set of its family for owner. Same owner: nothing to do. Another owner: with 'takeover' the
+   * entry is replaced and the conflict reported; with 'error' it rejects with ProbeOwnerConflictError.
+   */
+  async add(ip: string, owner: string): Promise<AddOutcome> {
+    const { ip: addr, family } = normalizeIp(ip);
+    checkString('owner', owner, 255);
+    const set = this.#setFor(family);
+    return this.#lock.run(addr, async () => {
+      try {
+        await this.#ipset.add(set, { ip: addr, comment: owner });
+        this.#owners.set(addr, owner);
+        this.#log.debug('probe entry added', { ip: addr, pod: owner, set });
+        return 'added';
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+      const previous = await this.#kernelOwner(set, addr);
+      if (previous === owner) {
+        this.#owners.set(addr, owner);
+        return 'unchanged';
+      }
+      const conflict: ProbeConflict = { ip: addr, previousOwner: previous ?? '', newOwner: owner };
+      if (this.#policy === 'error') {
+        if (previous !== undefined) this.#owners.set(addr, previous);
+        this.#log.warn('probe entry owned by another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
+        throw new ProbeOwnerConflictError(addr, conflict.previousOwner, owner);
+      }
+      await this.#ipset.add(set, { ip: addr, comment: owner }, { replace: true });
+      this.#owners.set(addr, owner);
+      this.#log.warn('probe entry taken over from another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
+      this.#onConflict?.(conflict);
+      return 'taken-over';
+    });
+  }
+
+  /** remove deletes ip only when owner owns it; a mismatch is reported (logged and passed to onOwnerMismatch), never thrown. */
+  async remove(ip: string, owner: string): Promise<RemoveOutcome> {
+    const { ip: addr, family } = normalizeIp(ip);
+    checkString('owner', owner, 255);
+    const set = this.#setFor(family);
+    return this.#lock.run(addr, async () => {
+      const actual = this.#owners.get(addr);
+      if (actual !== owner) {
+        const mismatch: ProbeOwnerMismatch = { ip: addr, owner, actualOwner: actual };
+        this.#log.warn(actual === undefined ? 'probe entry already gone' : 'probe entry owned by another pod: not removed', {
+          ip: addr,
+          pod: owner,
+          set,
+          actualOwner: actual,
+        });
+        if (actual !== undefined) this.#onMismatch?.(mismatch);
+        return actual === undefined ? 'missing' : 'mismatch';
+      }
+      await this.#ipset.del(set, { ip: addr }, { ignoreMissing: true });
+      this.#owners.delete(addr);
+      this.#log.debug('probe entry removed', { ip: addr, pod: owner, set });
+      return 'removed';
+    });
+  }
+
+  /** prune removes every entry whose IP is not in keep (an IP set of normalized addresses); returns what it removed. */
+  async prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
+    const removed: { ip: string; owner: string }[] = [];
+    await Promise.all(
+      [...this.#owners].map(([ip, owner]) => {
+        if (keep.has(ip)) return undefined;
+        return this.remove(ip, owner).then((outcome) => {
+          if (outcome === 'removed') removed.push({ ip, owner });
+        });
+      }),
+    );
+    return removed;
+  }
+
+  /** The kernel's word on who owns ip (a dump of its set; conflicts are rare). */
+  async #kernelOwner(set: string, ip: string): Promise<string | undefined> {
+    for await (const e of this.#ipset.entries(set)) {
+      if (e.ip === ip) return e.comment ?? '';
+    }
+    return undefined;
+  }
+}
