@@ -1,0 +1,275 @@
+/**
+ * Per-type parsing of an entry's DATA nest (the kernel's *_uadt functions): which attributes are required, the
+ * order in which errors are found, how ranges and prefixes expand, and which extensions the set allows.
+ */
+import { type Attr, type AttrList, parseAttrs, readBe16, readBe32, readBe64, readU8 } from './codec.js';
+import {
+  AF_INET,
+  DATA_ATTR as D,
+  IPADDR_IPV4,
+  IPADDR_IPV6,
+  IPPROTO,
+  IPSET_ERR,
+  IPSET_FLAG_NOMATCH,
+  IPSET_MAX_RANGE,
+  IPSET_MAX_TIMEOUT,
+  ERRNO,
+} from './constants.js';
+import { type SetState, type TypeName, addrToU32, hostMask, ipsToCidrs, maskAddr, u32ToAddr } from './model.js';
+import { ADT_POLICY_HASH_IP, ADT_POLICY_HASH_IPPORT, ADT_POLICY_HASH_NET, type Policy } from './policy.js';
+
+/** TypeInfo is what TYPE reports and CREATE checks. */
+export interface TypeInfo {
+  name: TypeName;
+  minRevision: number;
+  maxRevision: number;
+  adtPolicy: Policy;
+}
+
+/** The revisions a 6.18 kernel reports for each modelled type (captured with IPSET_CMD_TYPE). */
+export const TYPES: ReadonlyMap<string, TypeInfo> = new Map<string, TypeInfo>([
+  ['hash:ip', { name: 'hash:ip', minRevision: 0, maxRevision: 6, adtPolicy: ADT_POLICY_HASH_IP }],
+  ['hash:net', { name: 'hash:net', minRevision: 0, maxRevision: 7, adtPolicy: ADT_POLICY_HASH_NET }],
+  ['hash:ip,port', { name: 'hash:ip,port', minRevision: 0, maxRevision: 7, adtPolicy: ADT_POLICY_HASH_IPPORT }],
+]);
+
+/** Elem is one element to add, delete or test, before extensions. */
+export interface Elem {
+  addr: Uint8Array;
+  cidr: number;
+  port: number;
+  proto: number;
+}
+
+/** Ext are the extension values an ADD carries; undefined means "not given". */
+export interface Ext {
+  /** Seconds; 0 is permanent; undefined takes the set's default. */
+  timeout: number | undefined;
+  bytes: bigint | undefined;
+  packets: bigint | undefined;
+  comment: string | undefined;
+  skbmark: bigint | undefined;
+  skbprio: number | undefined;
+  skbqueue: number | undefined;
+}
+
+export type AdtKind = 'add' | 'del' | 'test';
+
+/** Parsed is a parsed DATA nest: the elements in the order the kernel visits them. */
+export interface Parsed {
+  elems: Elem[];
+  nomatch: boolean;
+  ext: Ext;
+}
+
+/** UadtResult is a parse failure (positive errno or IPSET_ERR code) or the parsed elements; lineno is raw bytes. */
+export type UadtResult = { error: number; lineno: Uint8Array | undefined } | ({ error: 0; lineno: Uint8Array | undefined } & Parsed);
+
+function netOrder(tb: AttrList, type: number, required: boolean): boolean {
+  const a = tb.byType.get(type);
+  if (!a) return !required;
+  return a.netOrder;
+}
+
+/** getIpAddr reads an IP nest for family (ip_set_get_ipaddr4/6); undefined is IPSET_ERR_PROTOCOL. */
+function getIpAddr(a: Attr, family: number): Uint8Array | undefined {
+  if (!a.nested) return undefined;
+  const tb = parseAttrs(a.value);
+  if (tb.trailing > 0) return undefined;
+  for (const x of tb.all) {
+    if (x.nested) return undefined;
+    if (x.type === IPADDR_IPV4 && x.value.byteLength !== 4) return undefined;
+    if (x.type === IPADDR_IPV6 && x.value.byteLength > 16) return undefined;
+    if (x.type !== IPADDR_IPV4 && x.type !== IPADDR_IPV6) return undefined;
+  }
+  const want = family === AF_INET ? IPADDR_IPV4 : IPADDR_IPV6;
+  const v = tb.byType.get(want);
+  if (!v || !v.netOrder || v.value.byteLength !== (family === AF_INET ? 4 : 16)) return undefined;
+  return new Uint8Array(v.value);
+}
+
+/** getExtensions is ip_set_get_extensions: each extension the set lacks has its own error. */
+function getExtensions(set: SetState, tb: AttrList): number | Ext {
+  const ext: Ext = {
+    timeout: undefined,
+    bytes: undefined,
+    packets: undefined,
+    comment: undefined,
+    skbmark: undefined,
+    skbprio: undefined,
+    skbqueue: undefined,
+  };
+  const t = tb.byType.get(D.TIMEOUT);
+  if (t) {
+    if (set.timeout === undefined) return IPSET_ERR.TIMEOUT;
+    ext.timeout = Math.min(readBe32(t), IPSET_MAX_TIMEOUT);
+  }
+  const bytes = tb.byType.get(D.BYTES);
+  const packets = tb.byType.get(D.PACKETS);
+  if (bytes || packets) {
+    if (!set.counters) return IPSET_ERR.COUNTER;
+    if (bytes) ext.bytes = readBe64(bytes);
+    if (packets) ext.packets = readBe64(packets);
+  }
+  const comment = tb.byType.get(D.COMMENT);
+  if (comment) {
+    if (!set.comment) return IPSET_ERR.COMMENT;
+    const nul = comment.value.indexOf(0);
+    ext.comment = Buffer.from(comment.value.subarray(0, nul < 0 ? comment.value.length : nul)).toString('utf8');
+  }
+  const mark = tb.byType.get(D.SKBMARK);
+  const prio = tb.byType.get(D.SKBPRIO);
+  const queue = tb.byType.get(D.SKBQUEUE);
+  if (mark || prio || queue) {
+    if (!set.skbinfo) return IPSET_ERR.SKBINFO;
+    if (mark) ext.skbmark = readBe64(mark);
+    if (prio) ext.skbprio = readBe32(prio);
+    if (queue) ext.skbqueue = readBe16(queue);
+  }
+  return ext;
+}
+
+function fail(error: number, lineno: Uint8Array | undefined): UadtResult {
+  return { error, lineno };
+}
+
+function isZero(a: Uint8Array): boolean {
+  return a.every((b) => b === 0);
+}
+
+/** uadt parses one DATA nest (already policy-checked) for set, as the set type's uadt would. */
+export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
+  const v4 = set.family === AF_INET;
+  const host = hostMask(set.family);
+  const isIpPort = set.type === 'hash:ip,port';
+  const isNet = set.type === 'hash:net';
+  if (
+    !tb.byType.has(D.IP) ||
+    (isIpPort && !netOrder(tb, D.PORT, true)) ||
+    (isIpPort && !netOrder(tb, D.PORT_TO, false)) ||
+    (isNet && !netOrder(tb, D.CADT_FLAGS, false)) ||
+    !netOrder(tb, D.TIMEOUT, false) ||
+    !netOrder(tb, D.BYTES, false) ||
+    !netOrder(tb, D.PACKETS, false) ||
+    !netOrder(tb, D.SKBMARK, false) ||
+    !netOrder(tb, D.SKBPRIO, false) ||
+    !netOrder(tb, D.SKBQUEUE, false)
+  ) {
+    return fail(IPSET_ERR.PROTOCOL, undefined);
+  }
+  const linenoAttr = tb.byType.get(D.LINENO);
+  const lineno = linenoAttr ? new Uint8Array(linenoAttr.value) : undefined;
+  const ip = getIpAddr(tb.byType.get(D.IP)!, set.family);
+  if (!ip) return fail(IPSET_ERR.PROTOCOL, lineno);
+  const ext = getExtensions(set, tb);
+  if (typeof ext === 'number') return fail(ext, lineno);
+
+  const cidrAttr = tb.byType.get(D.CIDR);
+  const ipToAttr = tb.byType.get(D.IP_TO);
+
+  if (set.type === 'hash:ip') {
+    if (isZero(ip)) return fail(IPSET_ERR.HASH_ELEM, lineno);
+    if (kind === 'test') return { error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
+    if (!v4) {
+      if (ipToAttr) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
+      if (cidrAttr && readU8(cidrAttr) !== host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
+      return { error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
+    }
+    const range = ipv4Range(ip, ipToAttr, cidrAttr, lineno);
+    if ('error' in range) return range;
+    if (range.to - range.from + 1 > IPSET_MAX_RANGE) return fail(ERRNO.ERANGE, lineno);
+    const elems: Elem[] = [];
+    for (let x = range.from; x <= range.to; x++) {
+      if (x === 0) return fail(IPSET_ERR.HASH_ELEM, lineno);
+      elems.push({ addr: u32ToAddr(x), cidr: 32, port: 0, proto: 0 });
+    }
+    return { error: 0, lineno, elems, nomatch: false, ext };
+  }
+
+  if (isNet) {
+    let cidr = host;
+    if (cidrAttr) {
+      cidr = readU8(cidrAttr);
+      if (cidr === 0 || cidr > host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
+    }
+    const flagsAttr = tb.byType.get(D.CADT_FLAGS);
+    const nomatch = flagsAttr !== undefined && (readBe32(flagsAttr) & IPSET_FLAG_NOMATCH) !== 0;
+    if (kind === 'test' || !ipToAttr) {
+      return { error: 0, lineno, elems: [{ addr: maskAddr(ip, cidr), cidr, port: 0, proto: 0 }], nomatch, ext };
+    }
+    if (!v4) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
+    const to = getIpAddr(ipToAttr, AF_INET);
+    if (!to) return fail(IPSET_ERR.PROTOCOL, lineno);
+    let from = addrToU32(ip);
+    let last = addrToU32(to);
+    if (last < from) [from, last] = [last, from];
+    if (from === 0 && last === 0xffffffff) return fail(IPSET_ERR.HASH_RANGE, lineno);
+    const elems = ipsToCidrs(from, last).map((c) => ({ addr: u32ToAddr(c.ip), cidr: c.cidr, port: 0, proto: 0 }));
+    return { error: 0, lineno, elems, nomatch, ext };
+  }
+
+  // hash:ip,port
+  const portAttr = tb.byType.get(D.PORT)!;
+  let port = readBe16(portAttr);
+  const protoAttr = tb.byType.get(D.PROTO);
+  if (!protoAttr) return fail(IPSET_ERR.MISSING_PROTO, lineno);
+  const proto = readU8(protoAttr);
+  if (proto === 0) return fail(IPSET_ERR.INVALID_PROTO, lineno);
+  const withPorts = proto === IPPROTO.TCP || proto === IPPROTO.UDP || proto === IPPROTO.SCTP || proto === IPPROTO.UDPLITE;
+  const icmp = v4 ? IPPROTO.ICMP : IPPROTO.ICMPV6;
+  if (!withPorts && proto !== icmp) port = 0;
+  const portToAttr = tb.byType.get(D.PORT_TO);
+  if (kind === 'test' || !(ipToAttr || cidrAttr || portToAttr)) {
+    return { error: 0, lineno, elems: [{ addr: ip, cidr: host, port, proto }], nomatch: false, ext };
+  }
+  let ipFrom = 0;
+  let ipTo = 0;
+  if (v4) {
+    const range = ipv4Range(ip, ipToAttr, cidrAttr, lineno);
+    if ('error' in range) return range;
+    ipFrom = range.from;
+    ipTo = range.to;
+  } else {
+    if (ipToAttr) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
+    if (cidrAttr && readU8(cidrAttr) !== host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
+  }
+  let portFrom = port;
+  let portTo = port;
+  if (withPorts && portToAttr) {
+    portTo = readBe16(portToAttr);
+    if (portFrom > portTo) [portFrom, portTo] = [portTo, portFrom];
+  }
+  if ((ipTo - ipFrom + 1) * (portTo - portFrom + 1) > IPSET_MAX_RANGE) return fail(ERRNO.ERANGE, lineno);
+  const elems: Elem[] = [];
+  for (let x = ipFrom; x <= ipTo; x++) {
+    const addr = v4 ? u32ToAddr(x) : ip;
+    for (let p = portFrom; p <= portTo; p++) elems.push({ addr, cidr: host, port: p, proto });
+  }
+  return { error: 0, lineno, elems, nomatch: false, ext };
+}
+
+/** ipv4Range turns IP with IP_TO or CIDR into an inclusive range (ip_set_mask_from_to). */
+function ipv4Range(
+  ip: Uint8Array,
+  ipToAttr: Attr | undefined,
+  cidrAttr: Attr | undefined,
+  lineno: Uint8Array | undefined,
+): { from: number; to: number } | UadtResult {
+  let from = addrToU32(ip);
+  let to = from;
+  if (ipToAttr) {
+    const t = getIpAddr(ipToAttr, AF_INET);
+    if (!t) return fail(IPSET_ERR.PROTOCOL, lineno);
+    to = addrToU32(t);
+    if (from > to) {
+      if (to === 0) return fail(IPSET_ERR.HASH_ELEM, lineno);
+      [from, to] = [to, from];
+    }
+  } else if (cidrAttr) {
+    const cidr = readU8(cidrAttr);
+    if (cidr === 0 || cidr > 32) return fail(IPSET_ERR.INVALID_CIDR, lineno);
+    from = addrToU32(maskAddr(ip, cidr));
+    to = from + 2 ** (32 - cidr) - 1;
+  }
+  return { from, to };
+}
