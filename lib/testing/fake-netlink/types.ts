@@ -63,7 +63,9 @@ export interface Parsed {
 }
 
 /** UadtResult is a parse failure (positive errno or IPSET_ERR code) or the parsed elements; lineno is raw bytes. */
-export type UadtResult = { error: number; lineno: Uint8Array | undefined } | ({ error: 0; lineno: Uint8Array | undefined } & Parsed);
+export type UadtResult =
+  | { ok: false; error: number; lineno: Uint8Array | undefined }
+  | ({ ok: true; error: 0; lineno: Uint8Array | undefined } & Parsed);
 
 function netOrder(tb: AttrList, type: number, required: boolean): boolean {
   const a = tb.byType.get(type);
@@ -130,7 +132,7 @@ function getExtensions(set: SetState, tb: AttrList): number | Ext {
 }
 
 function fail(error: number, lineno: Uint8Array | undefined): UadtResult {
-  return { error, lineno };
+  return { ok: false, error, lineno };
 }
 
 function isZero(a: Uint8Array): boolean {
@@ -169,11 +171,11 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
 
   if (set.type === 'hash:ip') {
     if (isZero(ip)) return fail(IPSET_ERR.HASH_ELEM, lineno);
-    if (kind === 'test') return { error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
+    if (kind === 'test') return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
     if (!v4) {
       if (ipToAttr) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
       if (cidrAttr && readU8(cidrAttr) !== host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
-      return { error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
+      return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
     }
     const range = ipv4Range(ip, ipToAttr, cidrAttr, lineno);
     if ('error' in range) return range;
@@ -183,7 +185,7 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
       if (x === 0) return fail(IPSET_ERR.HASH_ELEM, lineno);
       elems.push({ addr: u32ToAddr(x), cidr: 32, port: 0, proto: 0 });
     }
-    return { error: 0, lineno, elems, nomatch: false, ext };
+    return { ok: true, error: 0, lineno, elems, nomatch: false, ext };
   }
 
   if (isNet) {
@@ -195,7 +197,7 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
     const flagsAttr = tb.byType.get(D.CADT_FLAGS);
     const nomatch = flagsAttr !== undefined && (readBe32(flagsAttr) & IPSET_FLAG_NOMATCH) !== 0;
     if (kind === 'test' || !ipToAttr) {
-      return { error: 0, lineno, elems: [{ addr: maskAddr(ip, cidr), cidr, port: 0, proto: 0 }], nomatch, ext };
+      return { ok: true, error: 0, lineno, elems: [{ addr: maskAddr(ip, cidr), cidr, port: 0, proto: 0 }], nomatch, ext };
     }
     if (!v4) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
     const to = getIpAddr(ipToAttr, AF_INET);
@@ -205,7 +207,7 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
     if (last < from) [from, last] = [last, from];
     if (from === 0 && last === 0xffffffff) return fail(IPSET_ERR.HASH_RANGE, lineno);
     const elems = ipsToCidrs(from, last).map((c) => ({ addr: u32ToAddr(c.ip), cidr: c.cidr, port: 0, proto: 0 }));
-    return { error: 0, lineno, elems, nomatch, ext };
+    return { ok: true, error: 0, lineno, elems, nomatch, ext };
   }
 
   // hash:ip,port
@@ -220,7 +222,7 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
   if (!withPorts && proto !== icmp) port = 0;
   const portToAttr = tb.byType.get(D.PORT_TO);
   if (kind === 'test' || !(ipToAttr || cidrAttr || portToAttr)) {
-    return { error: 0, lineno, elems: [{ addr: ip, cidr: host, port, proto }], nomatch: false, ext };
+    return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: host, port, proto }], nomatch: false, ext };
   }
   let ipFrom = 0;
   let ipTo = 0;
@@ -245,7 +247,7 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
     const addr = v4 ? u32ToAddr(x) : ip;
     for (let p = portFrom; p <= portTo; p++) elems.push({ addr, cidr: host, port: p, proto });
   }
-  return { error: 0, lineno, elems, nomatch: false, ext };
+  return { ok: true, error: 0, lineno, elems, nomatch: false, ext };
 }
 
 /** ipv4Range turns IP with IP_TO or CIDR into an inclusive range (ip_set_mask_from_to). */
