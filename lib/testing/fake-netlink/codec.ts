@@ -43,17 +43,53 @@ export function align4(n: number): number {
   return (n + 3) & ~3;
 }
 
-/** Attr is one netlink attribute; `value` is a view of its payload. */
-export interface Attr {
-  type: number;
-  nested: boolean;
-  netOrder: boolean;
-  value: Uint8Array;
+/**
+ * Attr is one netlink attribute: its payload is buf[off, off + len). The view `value` is made on demand because a
+ * batch of 100k entries would otherwise allocate several views per entry.
+ */
+export class Attr {
+  constructor(
+    readonly buf: Uint8Array,
+    readonly off: number,
+    readonly len: number,
+    readonly type: number,
+    readonly nested: boolean,
+    readonly netOrder: boolean,
+  ) {}
+
+  get value(): Uint8Array {
+    return this.buf.subarray(this.off, this.off + this.len);
+  }
+
+  /** children parses the payload as attributes. */
+  children(): AttrList {
+    return parseAttrs(this.buf, this.off, this.off + this.len);
+  }
+}
+
+/**
+ * AttrTable maps attribute types to the last attribute of that type, as nla_parse fills its table. It is an array
+ * because it is built once per entry of a batch, where a Map costs too much.
+ */
+export class AttrTable {
+  readonly #slots: (Attr | undefined)[] = [];
+
+  get(type: number): Attr | undefined {
+    return this.#slots[type];
+  }
+
+  has(type: number): boolean {
+    return this.#slots[type] !== undefined;
+  }
+
+  set(type: number, attr: Attr): void {
+    this.#slots[type] = attr;
+  }
 }
 
 /** AttrList is a parsed attribute stream: the last attribute of each type wins, as in nla_parse. */
 export interface AttrList {
-  byType: Map<number, Attr>;
+  byType: AttrTable;
   /** Every attribute in order (ADT holds repeated DATA). */
   all: Attr[];
   /** Bytes at the end that do not form a whole attribute (a truncated or overlong one). */
@@ -62,20 +98,14 @@ export interface AttrList {
 
 /** parseAttrs reads the attributes in buf[start, end); it never reads past end. */
 export function parseAttrs(buf: Uint8Array, start = 0, end = buf.byteLength): AttrList {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const byType = new Map<number, Attr>();
+  const byType = new AttrTable();
   const all: Attr[] = [];
   let off = start;
   while (end - off >= 4) {
-    const len = view.getUint16(off, true);
+    const len = (buf[off] ?? 0) | ((buf[off + 1] ?? 0) << 8);
     if (len < 4 || len > end - off) break;
-    const raw = view.getUint16(off + 2, true);
-    const attr: Attr = {
-      type: raw & NLA_TYPE_MASK,
-      nested: (raw & NLA_F_NESTED) !== 0,
-      netOrder: (raw & NLA_F_NET_BYTEORDER) !== 0,
-      value: buf.subarray(off + 4, off + len),
-    };
+    const raw = (buf[off + 2] ?? 0) | ((buf[off + 3] ?? 0) << 8);
+    const attr = new Attr(buf, off + 4, len - 4, raw & NLA_TYPE_MASK, (raw & NLA_F_NESTED) !== 0, (raw & NLA_F_NET_BYTEORDER) !== 0);
     byType.set(attr.type, attr);
     all.push(attr);
     off += align4(len);
@@ -83,27 +113,25 @@ export function parseAttrs(buf: Uint8Array, start = 0, end = buf.byteLength): At
   return { byType, all, trailing: Math.max(0, end - off) };
 }
 
-/** parseNested parses the payload of a nested attribute. */
-export function parseNested(attr: Attr): AttrList {
-  return parseAttrs(attr.value);
+// Readers take the first bytes of the payload; policies have checked the length before they run.
+function byte(a: Attr, i: number): number {
+  return i < a.len ? (a.buf[a.off + i] ?? 0) : 0;
 }
 
 export function readU8(a: Attr): number {
-  return a.value[0] ?? 0;
+  return byte(a, 0);
 }
 
 export function readBe16(a: Attr): number {
-  return ((a.value[0] ?? 0) << 8) | (a.value[1] ?? 0);
+  return (byte(a, 0) << 8) | byte(a, 1);
 }
 
 export function readBe32(a: Attr): number {
-  return (((a.value[0] ?? 0) << 24) | ((a.value[1] ?? 0) << 16) | ((a.value[2] ?? 0) << 8) | (a.value[3] ?? 0)) >>> 0;
+  return ((byte(a, 0) << 24) | (byte(a, 1) << 16) | (byte(a, 2) << 8) | byte(a, 3)) >>> 0;
 }
 
 export function readBe64(a: Attr): bigint {
-  let v = 0n;
-  for (let i = 0; i < 8; i++) v = (v << 8n) | BigInt(a.value[i] ?? 0);
-  return v;
+  return (BigInt(readBe32(a)) << 32n) | BigInt(((byte(a, 4) << 24) | (byte(a, 5) << 16) | (byte(a, 6) << 8) | byte(a, 7)) >>> 0);
 }
 
 /**
@@ -242,4 +270,23 @@ export class MsgWriter {
     this.#stack = [];
     return out;
   }
+}
+
+const SLAB_SIZE = 64 * 1024;
+let slab = new Uint8Array(SLAB_SIZE);
+let slabUsed = 0;
+
+/**
+ * copyBytes copies buf[off, off + len) out of a request (whose buffer the caller may reuse) into a shared slab:
+ * one ArrayBuffer per stored address would dominate the cost of a 100k-entry batch.
+ */
+export function copyBytes(buf: Uint8Array, off: number, len: number): Uint8Array {
+  if (slabUsed + len > SLAB_SIZE) {
+    slab = new Uint8Array(SLAB_SIZE);
+    slabUsed = 0;
+  }
+  const out = slab.subarray(slabUsed, slabUsed + len);
+  out.set(buf.subarray(off, off + len));
+  slabUsed += len;
+  return out;
 }

@@ -2,7 +2,7 @@
  * The ipset command handlers of the fake kernel (ip_set_core.c): each request message gets the datagrams the kernel
  * would send for it — a data reply, a dump, an ACK or an error — with the same checks in the same order.
  */
-import { type AttrList, type NlMsg, MsgWriter, parseAttrs, readBe16, readBe32, readNulString, readU8 } from './codec.js';
+import { AttrTable, type AttrList, type NlMsg, MsgWriter, parseAttrs, readBe16, readBe32, readNulString, readU8 } from './codec.js';
 import {
   AF_INET,
   AF_INET6,
@@ -156,7 +156,7 @@ export class IpsetKernel {
     const revision = readU8(rev);
     if (!type || revision < type.minRevision || revision > type.maxRevision) return err(IPSET_ERR.FIND_TYPE);
     const family = readU8(fam);
-    let tb: AttrList = { byType: new Map(), all: [], trailing: 0 };
+    let tb: AttrList = { byType: new AttrTable(), all: [], trailing: 0 };
     if (data) {
       const parsed = parseStrict(data, CREATE_POLICY_HASH);
       if (!parsed) return err(IPSET_ERR.PROTOCOL);
@@ -279,19 +279,19 @@ export class IpsetKernel {
     if (typeof set === 'number') return err(set);
     const useLineno = lineAttr !== undefined;
     const policy = TYPES.get(set.type)!.adtPolicy;
-    const nests = data ? [data] : parseAttrs(adt!.value).all;
+    const nests = data ? [data] : adt!.children().all;
     for (const nest of nests) {
       if (nest.type !== ATTR.DATA) return err(IPSET_ERR.PROTOCOL);
       const tb = parseStrict(nest, policy);
       if (!tb) return err(IPSET_ERR.PROTOCOL);
-      if (set.timeout !== undefined) this.store.live(set);
       const parsed = uadt(set, tb, kind);
       let code = parsed.error;
       if (parsed.ok) code = kind === 'add' ? this.store.add(set, parsed, exist) : this.store.del(set, parsed, exist);
       if (code === IPSET_ERR.EXIST && exist) code = 0;
       if (code === 0) continue;
-      if (useLineno && parsed.lineno && parsed.lineno.some((b) => b !== 0)) {
-        return { replies: [errorReply(msg, to, -code, parsed.lineno)], error: code, final: true };
+      const lineno = parsed.lineno?.value;
+      if (useLineno && lineno && lineno.some((b) => b !== 0)) {
+        return { replies: [errorReply(msg, to, -code, lineno)], error: code, final: true };
       }
       return err(code);
     }
@@ -374,11 +374,11 @@ function checkTopLevel(attrs: AttrList): number {
   for (const a of attrs.all) {
     if (a.type === ATTR.SETNAME || a.type === ATTR.TYPENAME) {
       if (readNulString(a, NAME_MAX) === undefined) return ERRNO.EINVAL;
-    } else if ((a.type === ATTR.PROTOCOL || a.type === ATTR.REVISION || a.type === ATTR.FAMILY) && a.value.length < 1) {
+    } else if ((a.type === ATTR.PROTOCOL || a.type === ATTR.REVISION || a.type === ATTR.FAMILY) && a.len < 1) {
       return ERRNO.EINVAL;
-    } else if ((a.type === ATTR.LINENO || a.type === ATTR.FLAGS) && a.value.length < 4) {
+    } else if ((a.type === ATTR.LINENO || a.type === ATTR.FLAGS) && a.len < 4) {
       return ERRNO.EINVAL;
-    } else if (a.type === ATTR.INDEX && a.value.length < 2) {
+    } else if (a.type === ATTR.INDEX && a.len < 2) {
       return ERRNO.EINVAL;
     }
   }
@@ -456,7 +456,7 @@ export function errorReply(msg: NlMsg, to: ReplyTo, errno: number, lineno?: Uint
   if (lineno) {
     const echoed = parseAttrs(out, echoAt + NLMSG_HDRLEN + NFGENMSG_LEN, out.length);
     const at = echoed.byType.get(ATTR.LINENO);
-    if (at && at.value.length >= 4) at.value.set(lineno.subarray(0, 4));
+    if (at && at.len >= 4) out.set(lineno.subarray(0, 4), at.off);
   }
   return out;
 }

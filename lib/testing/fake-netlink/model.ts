@@ -2,6 +2,7 @@
  * The state the fake kernel keeps: sets and their entries. Entries live in a Map keyed by their identity, so a
  * dump lists them in insertion order (the kernel's hash order cannot be reproduced; compare dumps as sets).
  */
+import { copyBytes } from './codec.js';
 import { AF_INET } from './constants.js';
 
 /** TypeName is a set type the fake models. */
@@ -9,7 +10,7 @@ export type TypeName = 'hash:ip' | 'hash:net' | 'hash:ip,port';
 
 /** Entry is one member of a set, in the kernel's terms. */
 export interface Entry {
-  key: string;
+  key: string | number;
   /** 4 or 16 bytes, network order; already masked to cidr for hash:net. */
   addr: Uint8Array;
   /** Prefix length (hash:net); the host mask for the other types. */
@@ -44,7 +45,7 @@ export interface SetState {
   comment: boolean;
   forceadd: boolean;
   skbinfo: boolean;
-  entries: Map<string, Entry>;
+  entries: Map<string | number, Entry>;
   /** How many prefixes of each length hash:net holds, most specific first when tested. */
   cidrs: Map<number, number>;
   /** References from outside (iptables -m set), set through FakeNetlink.setReferenced. */
@@ -57,7 +58,7 @@ export function hostMask(family: number): number {
 
 /** maskAddr keeps the first cidr bits of addr (a copy). */
 export function maskAddr(addr: Uint8Array, cidr: number): Uint8Array {
-  const out = new Uint8Array(addr);
+  const out = copyBytes(addr, 0, addr.length);
   for (let i = 0; i < out.length; i++) {
     const bits = Math.max(0, Math.min(8, cidr - i * 8));
     out[i] = (out[i] ?? 0) & ((0xff00 >> bits) & 0xff);
@@ -71,7 +72,7 @@ export function addrKey(addr: Uint8Array): string {
 }
 
 export function u32ToAddr(v: number): Uint8Array {
-  return Uint8Array.of((v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff);
+  return copyBytes(Uint8Array.of((v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff), 0, 4);
 }
 
 export function addrToU32(a: Uint8Array): number {
@@ -79,7 +80,9 @@ export function addrToU32(a: Uint8Array): number {
 }
 
 /** entryKey is the identity the kernel compares (mtype_data_equal): address, prefix, port and protocol. */
-export function entryKey(type: TypeName, addr: Uint8Array, cidr: number, port: number, proto: number): string {
+export function entryKey(type: TypeName, addr: Uint8Array, cidr: number, port: number, proto: number): string | number {
+  // Numbers for inet hash:ip: the common big set, and cheaper to hash than strings.
+  if (type === 'hash:ip' && addr.length === 4) return addrToU32(addr);
   const a = addrKey(addr);
   if (type === 'hash:net') return `${a}/${cidr}`;
   if (type === 'hash:ip,port') return `${a},${proto}:${port}`;

@@ -3,7 +3,7 @@
  * attribute the type does not list, a wrong length, a missing or extra NLA_F_NESTED, or a truncated tail all fail,
  * and ipset turns any of them into IPSET_ERR_PROTOCOL.
  */
-import { type Attr, type AttrList, parseAttrs, readNulString } from './codec.js';
+import { type Attr, type AttrList, readNulString } from './codec.js';
 import { DATA_ATTR as D, IPSET_MAX_COMMENT_SIZE } from './constants.js';
 
 /** Kind is the netlink policy type of an attribute. */
@@ -17,13 +17,13 @@ function valid(attr: Attr, kind: Kind): boolean {
   if (kind === 'nested') return attr.nested;
   if (attr.nested) return false;
   if (typeof kind === 'object') return readNulString(attr, kind.nulString) !== undefined;
-  return attr.value.byteLength === SIZES[kind];
+  return attr.len === SIZES[kind];
 }
 
 /** parseStrict parses nest with policy; undefined means the kernel's parser would have failed. */
 export function parseStrict(nest: Attr, policy: Policy): AttrList | undefined {
   if (!nest.nested) return undefined;
-  const list = parseAttrs(nest.value);
+  const list = nest.children();
   if (list.trailing > 0) return undefined;
   for (const attr of list.all) {
     const kind = policy.get(attr.type);

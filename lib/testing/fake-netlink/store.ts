@@ -97,8 +97,9 @@ export class SetStore {
     for (const [k, e] of set.entries) if (isExpired(e, now)) this.#remove(set, k, e);
   }
 
-  #remove(set: SetState, key: string, e: Entry): void {
+  #remove(set: SetState, key: string | number, e: Entry): void {
     set.entries.delete(key);
+    if (set.type !== 'hash:net') return;
     const n = (set.cidrs.get(e.cidr) ?? 1) - 1;
     if (n === 0) set.cidrs.delete(e.cidr);
     else set.cidrs.set(e.cidr, n);
@@ -129,12 +130,12 @@ export class SetStore {
       }
       const e = this.#newEntry(set, key, el, parsed.ext, parsed.nomatch, now);
       set.entries.set(key, e);
-      set.cidrs.set(el.cidr, (set.cidrs.get(el.cidr) ?? 0) + 1);
+      if (set.type === 'hash:net') set.cidrs.set(el.cidr, (set.cidrs.get(el.cidr) ?? 0) + 1);
     }
     return 0;
   }
 
-  #newEntry(set: SetState, key: string, el: Elem, ext: Ext, nomatch: boolean, now: number): Entry {
+  #newEntry(set: SetState, key: string | number, el: Elem, ext: Ext, nomatch: boolean, now: number): Entry {
     const e: Entry = {
       key,
       addr: el.addr,
@@ -193,7 +194,7 @@ export class SetStore {
    */
   test(set: SetState, el: Elem, hostCidr: number): boolean {
     const now = this.now();
-    const probe = (key: string): Entry | undefined => {
+    const probe = (key: string | number): Entry | undefined => {
       const e = set.entries.get(key);
       return e && !isExpired(e, now) ? e : undefined;
     };

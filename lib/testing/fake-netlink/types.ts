@@ -2,7 +2,7 @@
  * Per-type parsing of an entry's DATA nest (the kernel's *_uadt functions): which attributes are required, the
  * order in which errors are found, how ranges and prefixes expand, and which extensions the set allows.
  */
-import { type Attr, type AttrList, parseAttrs, readBe16, readBe32, readBe64, readU8 } from './codec.js';
+import { type Attr, type AttrList, copyBytes, readBe16, readBe32, readBe64, readU8 } from './codec.js';
 import {
   AF_INET,
   DATA_ATTR as D,
@@ -14,6 +14,9 @@ import {
   IPSET_MAX_RANGE,
   IPSET_MAX_TIMEOUT,
   ERRNO,
+  NLA_F_NESTED,
+  NLA_F_NET_BYTEORDER,
+  NLA_TYPE_MASK,
 } from './constants.js';
 import { type SetState, type TypeName, addrToU32, hostMask, ipsToCidrs, maskAddr, u32ToAddr } from './model.js';
 import { ADT_POLICY_HASH_IP, ADT_POLICY_HASH_IPPORT, ADT_POLICY_HASH_NET, type Policy } from './policy.js';
@@ -62,10 +65,10 @@ export interface Parsed {
   ext: Ext;
 }
 
-/** UadtResult is a parse failure (positive errno or IPSET_ERR code) or the parsed elements; lineno is raw bytes. */
+/** UadtResult is a parse failure (positive errno or IPSET_ERR code) or the parsed elements, with the entry's LINENO. */
 export type UadtResult =
-  | { ok: false; error: number; lineno: Uint8Array | undefined }
-  | ({ ok: true; error: 0; lineno: Uint8Array | undefined } & Parsed);
+  | { ok: false; error: number; lineno: Attr | undefined }
+  | ({ ok: true; error: 0; lineno: Attr | undefined } & Parsed);
 
 function netOrder(tb: AttrList, type: number, required: boolean): boolean {
   const a = tb.byType.get(type);
@@ -76,18 +79,25 @@ function netOrder(tb: AttrList, type: number, required: boolean): boolean {
 /** getIpAddr reads an IP nest for family (ip_set_get_ipaddr4/6); undefined is IPSET_ERR_PROTOCOL. */
 function getIpAddr(a: Attr, family: number): Uint8Array | undefined {
   if (!a.nested) return undefined;
-  const tb = parseAttrs(a.value);
-  if (tb.trailing > 0) return undefined;
-  for (const x of tb.all) {
-    if (x.nested) return undefined;
-    if (x.type === IPADDR_IPV4 && x.value.byteLength !== 4) return undefined;
-    if (x.type === IPADDR_IPV6 && x.value.byteLength > 16) return undefined;
-    if (x.type !== IPADDR_IPV4 && x.type !== IPADDR_IPV6) return undefined;
-  }
   const want = family === AF_INET ? IPADDR_IPV4 : IPADDR_IPV6;
-  const v = tb.byType.get(want);
-  if (!v || !v.netOrder || v.value.byteLength !== (family === AF_INET ? 4 : 16)) return undefined;
-  return new Uint8Array(v.value);
+  const size = family === AF_INET ? 4 : 16;
+  const buf = a.buf;
+  const end = a.off + a.len;
+  let found = -1;
+  let off = a.off;
+  // Scanned by hand (same rules as parseAttrs): this runs once per entry of every batch.
+  while (end - off >= 4) {
+    const len = (buf[off] ?? 0) | ((buf[off + 1] ?? 0) << 8);
+    if (len < 4 || len > end - off) return undefined;
+    const raw = (buf[off + 2] ?? 0) | ((buf[off + 3] ?? 0) << 8);
+    const type = raw & NLA_TYPE_MASK;
+    if ((raw & NLA_F_NESTED) !== 0) return undefined;
+    if (type === IPADDR_IPV4 ? len - 4 !== 4 : type === IPADDR_IPV6 ? len - 4 > 16 : true) return undefined;
+    if (type === want) found = (raw & NLA_F_NET_BYTEORDER) !== 0 && len - 4 === size ? off + 4 : -2;
+    off += (len + 3) & ~3;
+  }
+  if (off < end || found < 0) return undefined;
+  return copyBytes(buf, found, size);
 }
 
 /** getExtensions is ip_set_get_extensions: each extension the set lacks has its own error. */
@@ -131,7 +141,7 @@ function getExtensions(set: SetState, tb: AttrList): number | Ext {
   return ext;
 }
 
-function fail(error: number, lineno: Uint8Array | undefined): UadtResult {
+function fail(error: number, lineno: Attr | undefined): UadtResult {
   return { ok: false, error, lineno };
 }
 
@@ -159,8 +169,7 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
   ) {
     return fail(IPSET_ERR.PROTOCOL, undefined);
   }
-  const linenoAttr = tb.byType.get(D.LINENO);
-  const lineno = linenoAttr ? new Uint8Array(linenoAttr.value) : undefined;
+  const lineno = tb.byType.get(D.LINENO);
   const ip = getIpAddr(tb.byType.get(D.IP)!, set.family);
   if (!ip) return fail(IPSET_ERR.PROTOCOL, lineno);
   const ext = getExtensions(set, tb);
@@ -177,6 +186,7 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
       if (cidrAttr && readU8(cidrAttr) !== host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
       return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
     }
+    if (!ipToAttr && !cidrAttr) return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: 32, port: 0, proto: 0 }], nomatch: false, ext };
     const range = ipv4Range(ip, ipToAttr, cidrAttr, lineno);
     if ('error' in range) return range;
     if (range.to - range.from + 1 > IPSET_MAX_RANGE) return fail(ERRNO.ERANGE, lineno);
@@ -255,7 +265,7 @@ function ipv4Range(
   ip: Uint8Array,
   ipToAttr: Attr | undefined,
   cidrAttr: Attr | undefined,
-  lineno: Uint8Array | undefined,
+  lineno: Attr | undefined,
 ): { from: number; to: number } | UadtResult {
   let from = addrToU32(ip);
   let to = from;
