@@ -309,7 +309,7 @@ export class IpsetKernel {
     const parsed = uadt(set, tb, 'test');
     // ip_set_utest folds every failure of the type's parser into "not a member".
     if (!parsed.ok) return err(IPSET_ERR.EXIST);
-    const el = parsed.elems[0];
+    const [el] = parsed.elems;
     return el && this.store.test(set, el, hostMask(set.family)) ? ok() : err(IPSET_ERR.EXIST);
   }
 
@@ -400,15 +400,18 @@ function protocolFailed(attrs: AttrList): boolean {
   return !p || readU8(p) !== IPSET_PROTOCOL;
 }
 
+/**
+ * sameSet is the kernel's test for "create of an existing set without NLM_F_EXCL is fine": same type, maxelem,
+ * default timeout and extensions. Forceadd, hashsize, revision and even the family are not compared (checked
+ * against 6.18: re-creating an inet hash:ip as inet6 without EXCL succeeds and keeps the inet set).
+ */
 function sameSet(a: SetState, b: SetState): boolean {
   return (
     a.type === b.type &&
-    a.family === b.family &&
     a.maxelem === b.maxelem &&
     a.timeout === b.timeout &&
     a.counters === b.counters &&
     a.comment === b.comment &&
-    a.forceadd === b.forceadd &&
     a.skbinfo === b.skbinfo
   );
 }

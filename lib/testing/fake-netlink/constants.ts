@@ -171,8 +171,6 @@ export const IPSET_DEFAULT_MAXELEM = 65536;
 export const IPSET_DEFAULT_BUCKETSIZE = 12;
 /** Timeouts above this many seconds are clamped, as ip_set_timeout_uget does. */
 export const IPSET_MAX_TIMEOUT = 2147483;
-/** Largest ip/port range one add or del may expand to (kernel: -ERANGE beyond it). */
-export const IPSET_MAX_RANGE = 1 << 20;
 /** Highest set index + 1 the fake hands out before IPSET_ERR_MAX_SETS. */
 export const IPSET_MAX_SETS = 65535;
 

@@ -11,9 +11,7 @@ import {
   IPPROTO,
   IPSET_ERR,
   IPSET_FLAG_NOMATCH,
-  IPSET_MAX_RANGE,
   IPSET_MAX_TIMEOUT,
-  ERRNO,
   NLA_F_NESTED,
   NLA_F_NET_BYTEORDER,
   NLA_TYPE_MASK,
@@ -58,9 +56,12 @@ export interface Ext {
 
 export type AdtKind = 'add' | 'del' | 'test';
 
-/** Parsed is a parsed DATA nest: the elements in the order the kernel visits them. */
+/**
+ * Parsed is a parsed DATA nest: the elements in the order the kernel visits them. A range is generated lazily: the
+ * kernel sets no upper bound on it (a /4 is walked until the set is full), so neither can an array.
+ */
 export interface Parsed {
-  elems: Elem[];
+  elems: Iterable<Elem>;
   nomatch: boolean;
   ext: Ext;
 }
@@ -155,6 +156,8 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
   const host = hostMask(set.family);
   const isIpPort = set.type === 'hash:ip,port';
   const isNet = set.type === 'hash:net';
+  // The kernel takes the line number first, so even a malformed entry reports where it was.
+  const lineno = tb.byType.get(D.LINENO);
   if (
     !tb.byType.has(D.IP) ||
     (isIpPort && !netOrder(tb, D.PORT, true)) ||
@@ -167,35 +170,29 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
     !netOrder(tb, D.SKBPRIO, false) ||
     !netOrder(tb, D.SKBQUEUE, false)
   ) {
-    return fail(IPSET_ERR.PROTOCOL, undefined);
+    return fail(IPSET_ERR.PROTOCOL, lineno);
   }
-  const lineno = tb.byType.get(D.LINENO);
+  const cidrAttr = tb.byType.get(D.CIDR);
+  const ipToAttr = tb.byType.get(D.IP_TO);
+  // The inet6 variants refuse ranges (and, but for hash:net, prefixes) before they even read the address.
+  if (!v4) {
+    if (ipToAttr) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
+    if (!isNet && cidrAttr && readU8(cidrAttr) !== host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
+  }
   const ip = getIpAddr(tb.byType.get(D.IP)!, set.family);
   if (!ip) return fail(IPSET_ERR.PROTOCOL, lineno);
   const ext = getExtensions(set, tb);
   if (typeof ext === 'number') return fail(ext, lineno);
 
-  const cidrAttr = tb.byType.get(D.CIDR);
-  const ipToAttr = tb.byType.get(D.IP_TO);
-
   if (set.type === 'hash:ip') {
     if (isZero(ip)) return fail(IPSET_ERR.HASH_ELEM, lineno);
     if (kind === 'test') return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
-    if (!v4) {
-      if (ipToAttr) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
-      if (cidrAttr && readU8(cidrAttr) !== host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
-      return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
-    }
-    if (!ipToAttr && !cidrAttr) return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: 32, port: 0, proto: 0 }], nomatch: false, ext };
+    if (!v4 || (!ipToAttr && !cidrAttr)) return { ok: true, error: 0, lineno, elems: [{ addr: ip, cidr: host, port: 0, proto: 0 }], nomatch: false, ext };
     const range = ipv4Range(ip, ipToAttr, cidrAttr, lineno);
     if ('error' in range) return range;
-    if (range.to - range.from + 1 > IPSET_MAX_RANGE) return fail(ERRNO.ERANGE, lineno);
-    const elems: Elem[] = [];
-    for (let x = range.from; x <= range.to; x++) {
-      if (x === 0) return fail(IPSET_ERR.HASH_ELEM, lineno);
-      elems.push({ addr: u32ToAddr(x), cidr: 32, port: 0, proto: 0 });
-    }
-    return { ok: true, error: 0, lineno, elems, nomatch: false, ext };
+    // A range that starts at 0.0.0.0 fails before any element (the kernel checks each address as it goes).
+    if (range.from === 0) return fail(IPSET_ERR.HASH_ELEM, lineno);
+    return { ok: true, error: 0, lineno, elems: portRange(range.from, range.to, 0, 0, 0), nomatch: false, ext };
   }
 
   if (isNet) {
@@ -209,7 +206,6 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
     if (kind === 'test' || !ipToAttr) {
       return { ok: true, error: 0, lineno, elems: [{ addr: maskAddr(ip, cidr), cidr, port: 0, proto: 0 }], nomatch, ext };
     }
-    if (!v4) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
     const to = getIpAddr(ipToAttr, AF_INET);
     if (!to) return fail(IPSET_ERR.PROTOCOL, lineno);
     let from = addrToU32(ip);
@@ -241,9 +237,6 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
     if ('error' in range) return range;
     ipFrom = range.from;
     ipTo = range.to;
-  } else {
-    if (ipToAttr) return fail(IPSET_ERR.HASH_RANGE_UNSUPPORTED, lineno);
-    if (cidrAttr && readU8(cidrAttr) !== host) return fail(IPSET_ERR.INVALID_CIDR, lineno);
   }
   let portFrom = port;
   let portTo = port;
@@ -251,13 +244,20 @@ export function uadt(set: SetState, tb: AttrList, kind: AdtKind): UadtResult {
     portTo = readBe16(portToAttr);
     if (portFrom > portTo) [portFrom, portTo] = [portTo, portFrom];
   }
-  if ((ipTo - ipFrom + 1) * (portTo - portFrom + 1) > IPSET_MAX_RANGE) return fail(ERRNO.ERANGE, lineno);
-  const elems: Elem[] = [];
-  for (let x = ipFrom; x <= ipTo; x++) {
-    const addr = v4 ? u32ToAddr(x) : ip;
-    for (let p = portFrom; p <= portTo; p++) elems.push({ addr, cidr: host, port: p, proto });
-  }
+  const elems = v4 ? portRange(ipFrom, ipTo, portFrom, portTo, proto) : ipv6Ports(ip, portFrom, portTo, proto);
   return { ok: true, error: 0, lineno, elems, nomatch: false, ext };
+}
+
+/** portRange walks addresses, and ports within each address, as the kernel's nested loops do. */
+function* portRange(ipFrom: number, ipTo: number, portFrom: number, portTo: number, proto: number): Generator<Elem> {
+  for (let x = ipFrom; x <= ipTo; x++) {
+    const addr = u32ToAddr(x);
+    for (let p = portFrom; p <= portTo; p++) yield { addr, cidr: 32, port: p, proto };
+  }
+}
+
+function* ipv6Ports(addr: Uint8Array, portFrom: number, portTo: number, proto: number): Generator<Elem> {
+  for (let p = portFrom; p <= portTo; p++) yield { addr, cidr: 128, port: p, proto };
 }
 
 /** ipv4Range turns IP with IP_TO or CIDR into an inclusive range (ip_set_mask_from_to). */
