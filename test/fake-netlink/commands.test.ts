@@ -85,6 +85,8 @@ const cases: [string, Uint8Array, number[]][] = [
   ['test folds type errors into "not a member"', adt(CMD.test, 'ip4', '10.0.0.1', { timeout: 1 }, REQ | ACK), [-4103]],
   ['test of an address inside a hash:net prefix', adt(CMD.test, 'net4', '10.200.1.1', {}, REQ | ACK), [0]],
   ['test of an address inside a nomatch prefix', adt(CMD.test, 'net4', '10.1.2.3', {}, REQ | ACK), [-4103]],
+  ['test with the nomatch flag of an address in a match prefix', adt(CMD.test, 'net4', '10.200.1.1', { nomatch: true }, REQ | ACK), [-4103]],
+  ['test with the nomatch flag of an address in a nomatch prefix', adt(CMD.test, 'net4', '10.1.2.3', { nomatch: true }, REQ | ACK), [0]],
   ['test of a prefix that is not stored', adt(CMD.test, 'net4', '10.0.0.0', { cidr: 9 }, REQ | ACK), [-4103]],
   ['test of hash:ip,port with another proto', adt(CMD.test, 'port4', '10.0.0.1', { port: 80, proto: 17 }, REQ | ACK), [-4103]],
   ['destroy a missing set with EXCL', simple(CMD.destroy, [setname('nope')], REQ | ACK | EXCL), [ENOENT]],

@@ -14,18 +14,23 @@ import {
   ACK,
   CMD,
   CREATE,
+  DUMP,
   EXCL,
+  PROTO,
   REQ,
   type Bytes,
   type EntryOptions,
   adt,
   batch,
+  be16,
   create,
   entry,
   list,
+  msg,
   setname,
   simple,
   str,
+  u8,
 } from './helpers/requests.js';
 
 const BRIDGE = fileURLToPath(new URL('./helpers/kernel-bridge.py', import.meta.url));
@@ -83,6 +88,7 @@ function operations(seed: number, n: number): { label: string; bytes: Bytes }[] 
       ...(r() < 0.3 ? { comment: `c${Math.floor(r() * 3)}` } : {}),
       ...(r() < 0.2 ? { bytes: BigInt(Math.floor(r() * 1000)) } : {}),
       ...(r() < 0.1 ? { timeout: 1000 + Math.floor(r() * 100) } : {}),
+      ...(r() < 0.05 ? { skbmark: BigInt(Math.floor(r() * 3)) << 32n, skbprio: Math.floor(r() * 2), skbqueue: Math.floor(r() * 2) } : {}),
     });
     const roll = r();
     let bytes: Bytes;
@@ -95,7 +101,7 @@ function operations(seed: number, n: number): { label: string; bytes: Bytes }[] 
       // kernel's random hash seed, so only sets that never fill up get the flag here.
       const forceadd = !small && r() < 0.3 ? 0x20 : 0;
       bytes = create(name, k.type, k.family, {
-        cadtFlags: (r() < 0.5 ? 0x10 : 0) | (r() < 0.3 ? 0x08 : 0) | forceadd,
+        cadtFlags: (r() < 0.5 ? 0x10 : 0) | (r() < 0.3 ? 0x08 : 0) | (r() < 0.1 ? 0x40 : 0) | forceadd,
         ...(small ? { maxelem: 4 } : {}),
         ...(r() < 0.2 ? { timeout: 600 } : {}),
         // Above 1024 buckets the kernel splits maxelem over lock regions and lets a set overflow it depending on
@@ -142,6 +148,19 @@ function operations(seed: number, n: number): { label: string; bytes: Bytes }[] 
       const other = pick(r, NAMES);
       bytes = simple(CMD.swap, [setname(name), str(3, other)], REQ | ack);
       label = `swap ${name} ${other}`;
+    } else if (roll < 0.985) {
+      const which = Math.floor(r() * 6);
+      const [ip, o] = kind.entry(r);
+      bytes = [
+        simple(CMD.header, [setname(name)]),
+        simple(CMD.getByName, [setname(name)]),
+        simple(CMD.getByIndex, [be16(11, Math.floor(r() * 6))]),
+        simple(CMD.type, [str(3, kind.type), u8(5, kind.family)]),
+        msg(CMD.save, REQ | ACK | DUMP, [PROTO, setname(name)]),
+        // Several messages in one sendmsg, one of them without NLM_F_REQUEST.
+        Buffer.concat([adt(CMD.add, name, ip, o), msg(CMD.del, ACK, [PROTO, setname(name), entry(ip, o)]), adt(CMD.test, name, ip, o, REQ | ACK)]),
+      ][which]!;
+      label = ['header', 'get by name', 'get by index', 'type', 'save', 'multi'][which]!;
     } else {
       bytes = r() < 0.5 ? list(name) : list();
       label = 'list';
@@ -179,7 +198,7 @@ describePrivileged(
         });
         if (process.env.PODNET_DIFF_DEBUG && mismatches.length > 0) {
           const first = Number(/^#(\d+)/.exec(mismatches[Number(process.env.PODNET_DIFF_DEBUG) - 1] ?? mismatches[0]!)![1]);
-          console.log(ops.slice(Math.max(0, first - 60), first + 1).map((o, k) => `${first - 60 + k} ${o.label}`).join('\n'));
+          console.log(ops.slice(Math.max(0, first - 400), first + 1).map((o, k) => `${Math.max(0, first - 400) + k} ${o.label}`).join('\n'));
         }
         expect(mismatches.slice(0, 5)).toEqual([]);
         // The run must have exercised more than the happy path: successes, dumps and many kinds of errors.

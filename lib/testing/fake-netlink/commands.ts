@@ -310,7 +310,7 @@ export class IpsetKernel {
     // ip_set_utest folds every failure of the type's parser into "not a member".
     if (!parsed.ok) return err(IPSET_ERR.EXIST);
     const [el] = parsed.elems;
-    return el && this.store.test(set, el, hostMask(set.family)) ? ok() : err(IPSET_ERR.EXIST);
+    return el && this.store.test(set, el, hostMask(set.family), parsed.nomatch) ? ok() : err(IPSET_ERR.EXIST);
   }
 
   #header(attrs: AttrList, to: ReplyTo): Outcome {

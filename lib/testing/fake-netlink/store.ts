@@ -190,9 +190,10 @@ export class SetStore {
 
   /**
    * test answers membership. For hash:net a host address (full prefix) is matched against every stored prefix
-   * length, most specific first, and a nomatch entry answers "not a member".
+   * length, most specific first, and a nomatch entry answers "not a member" - unless the request itself carries
+   * the nomatch flag, which inverts the answer for a found entry (checked against 6.18).
    */
-  test(set: SetState, el: Elem, hostCidr: number): boolean {
+  test(set: SetState, el: Elem, hostCidr: number, nomatch = false): boolean {
     const now = this.now();
     const probe = (key: string | number): Entry | undefined => {
       const e = set.entries.get(key);
@@ -202,11 +203,11 @@ export class SetStore {
       const lengths = [...set.cidrs.keys()].sort((a, b) => b - a);
       for (const cidr of lengths) {
         const e = probe(entryKey(set.type, maskAddr(el.addr, cidr), cidr, 0, 0));
-        if (e) return !e.nomatch;
+        if (e) return e.nomatch === nomatch;
       }
       return false;
     }
     const e = probe(entryKey(set.type, el.addr, el.cidr, el.port, el.proto));
-    return e !== undefined && !e.nomatch;
+    return e !== undefined && e.nomatch === nomatch;
   }
 }

@@ -129,6 +129,10 @@ export interface EntryOptions {
   nomatch?: boolean;
   lineno?: number;
   ipTo?: string;
+  portTo?: number;
+  skbmark?: bigint;
+  skbprio?: number;
+  skbqueue?: number;
 }
 
 /** entry builds the attributes of one DATA nest. */
@@ -137,6 +141,7 @@ export function entry(addr: string, o: EntryOptions = {}): Bytes {
   if (o.ipTo !== undefined) a.push(ip(o.ipTo, 2));
   if (o.cidr !== undefined) a.push(u8(3, o.cidr));
   if (o.port !== undefined) a.push(be16(4, o.port));
+  if (o.portTo !== undefined) a.push(be16(5, o.portTo));
   if (o.timeout !== undefined) a.push(be32(6, o.timeout));
   if (o.proto !== undefined) a.push(u8(7, o.proto));
   if (o.nomatch) a.push(be32(8, 4));
@@ -144,6 +149,9 @@ export function entry(addr: string, o: EntryOptions = {}): Bytes {
   if (o.bytes !== undefined) a.push(be64(24, o.bytes));
   if (o.packets !== undefined) a.push(be64(25, o.packets));
   if (o.comment !== undefined) a.push(str(26, o.comment));
+  if (o.skbmark !== undefined) a.push(be64(27, o.skbmark));
+  if (o.skbprio !== undefined) a.push(be32(28, o.skbprio));
+  if (o.skbqueue !== undefined) a.push(be16(29, o.skbqueue));
   return data(...a);
 }
 
