@@ -34,8 +34,13 @@ function zero(buf: Uint8Array, value: Uint8Array): void {
   buf.fill(0, value.byteOffset - buf.byteOffset, value.byteOffset - buf.byteOffset + value.length);
 }
 
+/** MaskOptions widen the mask: `hashsize` also hides HASHSIZE, which the kernel grows as buckets fill. */
+export interface MaskOptions {
+  hashsize?: boolean;
+}
+
 /** mask returns a copy of one reply datagram in canonical form (see the file comment). */
-export function mask(datagram: Uint8Array): Uint8Array {
+export function mask(datagram: Uint8Array, options: MaskOptions = {}): Uint8Array {
   const out = new Uint8Array(datagram);
   for (const m of messages(out)) {
     const at = m.bytes.byteOffset - out.byteOffset;
@@ -43,7 +48,7 @@ export function mask(datagram: Uint8Array): Uint8Array {
     if (m.type >> 8 !== 6) continue;
     for (const top of attrs(m.bytes, 20)) {
       if (top.type === 7) {
-        for (const a of attrs(top.value)) if (a.type === 17 || a.type === 26) zero(out, a.value);
+        for (const a of attrs(top.value)) if (a.type === 17 || a.type === 26 || (options.hashsize && a.type === 18)) zero(out, a.value);
       }
       if (top.type === 8) {
         const children = attrs(top.value);
@@ -61,6 +66,6 @@ export function mask(datagram: Uint8Array): Uint8Array {
   return out;
 }
 
-export function hex(datagrams: Uint8Array[]): string[] {
-  return datagrams.map((d) => Buffer.from(mask(d)).toString('hex'));
+export function hex(datagrams: Uint8Array[], options: MaskOptions = {}): string[] {
+  return datagrams.map((d) => Buffer.from(mask(d, options)).toString('hex'));
 }
