@@ -5,7 +5,7 @@ import { FakeNetlink } from '../../lib/testing/index.js';
 import { hex, loadScenario } from './helpers/fixtures.js';
 import { allMessages, attrs, dumpedEntries, topAttrs } from './helpers/replies.js';
 
-describe.each(['basics', 'types'])('golden scenario %s', (name) => {
+describe.each(['basics', 'types', 'extras'])('golden scenario %s', (name) => {
   const steps = loadScenario(name);
   const fake = new FakeNetlink({ now: () => 1_000_000 });
   it.each(steps.map((s, i) => [i, s.label, s] as const))('step %i: %s', (_i, _label, step) => {
