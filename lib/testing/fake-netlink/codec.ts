@@ -39,6 +39,7 @@ export function splitMessages(buf: Uint8Array): NlMsg[] {
   return out;
 }
 
+/** align4 rounds n up to NLMSG_ALIGN / NLA_ALIGN. */
 export function align4(n: number): number {
   return (n + 3) & ~3;
 }
@@ -113,23 +114,28 @@ export function parseAttrs(buf: Uint8Array, start = 0, end = buf.byteLength): At
   return { byType, all, trailing: Math.max(0, end - off) };
 }
 
-// Readers take the first bytes of the payload; policies have checked the length before they run.
+// Readers take the first bytes of the payload; policies have checked the length before they run, and a short
+// payload reads as zeros rather than past the attribute.
 function byte(a: Attr, i: number): number {
   return i < a.len ? (a.buf[a.off + i] ?? 0) : 0;
 }
 
+/** readU8 reads a u8 payload. */
 export function readU8(a: Attr): number {
   return byte(a, 0);
 }
 
+/** readBe16 reads a network-order u16 payload (ports). */
 export function readBe16(a: Attr): number {
   return (byte(a, 0) << 8) | byte(a, 1);
 }
 
+/** readBe32 reads a network-order u32 payload. */
 export function readBe32(a: Attr): number {
   return ((byte(a, 0) << 24) | (byte(a, 1) << 16) | (byte(a, 2) << 8) | byte(a, 3)) >>> 0;
 }
 
+/** readBe64 reads a network-order u64 payload (counters). */
 export function readBe64(a: Attr): bigint {
   return (BigInt(readBe32(a)) << 32n) | BigInt(((byte(a, 4) << 24) | (byte(a, 5) << 16) | (byte(a, 6) << 8) | byte(a, 7)) >>> 0);
 }

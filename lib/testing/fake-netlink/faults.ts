@@ -25,8 +25,10 @@ export interface RequestInfo {
   setName: string | undefined;
 }
 
-export function commandNumber(name: IpsetCommandName): number {
-  return IPSET_CMD[name.toUpperCase() as keyof typeof IPSET_CMD];
+/** commandNumber maps a command name to IPSET_CMD_*; undefined for a name that is not a command. */
+export function commandNumber(name: IpsetCommandName): number | undefined {
+  const key = name.toUpperCase();
+  return key !== 'NONE' && Object.hasOwn(IPSET_CMD, key) ? IPSET_CMD[key as keyof typeof IPSET_CMD] : undefined;
 }
 
 /** FaultQueue keeps pending faults and hands out the first one a request matches. */

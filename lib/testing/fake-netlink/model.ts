@@ -52,6 +52,7 @@ export interface SetState {
   references: number;
 }
 
+/** hostMask is the prefix length of one address of family. */
 export function hostMask(family: number): number {
   return family === AF_INET ? 32 : 128;
 }
@@ -66,15 +67,18 @@ export function maskAddr(addr: Uint8Array, cidr: number): Uint8Array {
   return out;
 }
 
+/** addrKey renders an address as a Map key. */
 export function addrKey(addr: Uint8Array): string {
   if (addr.length === 4) return String((((addr[0] ?? 0) << 24) | ((addr[1] ?? 0) << 16) | ((addr[2] ?? 0) << 8) | (addr[3] ?? 0)) >>> 0);
   return Buffer.from(addr).toString('hex');
 }
 
+/** u32ToAddr turns a host-order IPv4 number into 4 network-order bytes. */
 export function u32ToAddr(v: number): Uint8Array {
   return copyBytes(Uint8Array.of((v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff), 0, 4);
 }
 
+/** addrToU32 reads 4 network-order bytes as a host-order number. */
 export function addrToU32(a: Uint8Array): number {
   return (((a[0] ?? 0) << 24) | ((a[1] ?? 0) << 16) | ((a[2] ?? 0) << 8) | (a[3] ?? 0)) >>> 0;
 }

@@ -9,6 +9,7 @@ import { DATA_ATTR as D, IPSET_MAX_COMMENT_SIZE } from './constants.js';
 /** Kind is the netlink policy type of an attribute. */
 export type Kind = 'u8' | 'u16' | 'u32' | 'u64' | 'nested' | { nulString: number };
 
+/** Policy maps attribute types to their kind; a type that is absent is rejected. */
 export type Policy = ReadonlyMap<number, Kind>;
 
 const SIZES: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8 };
@@ -44,6 +45,7 @@ const EXTENSIONS: [number, Kind][] = [
   [D.SKBQUEUE, 'u16'],
 ];
 
+/** ADT_POLICY_HASH_IP: what an entry of hash:ip may carry. */
 export const ADT_POLICY_HASH_IP: Policy = new Map<number, Kind>([
   [D.IP, 'nested'],
   [D.IP_TO, 'nested'],
@@ -51,6 +53,7 @@ export const ADT_POLICY_HASH_IP: Policy = new Map<number, Kind>([
   ...EXTENSIONS,
 ]);
 
+/** ADT_POLICY_HASH_NET: hash:net entries add CADT_FLAGS (nomatch). */
 export const ADT_POLICY_HASH_NET: Policy = new Map<number, Kind>([
   [D.IP, 'nested'],
   [D.IP_TO, 'nested'],
@@ -59,6 +62,7 @@ export const ADT_POLICY_HASH_NET: Policy = new Map<number, Kind>([
   ...EXTENSIONS,
 ]);
 
+/** ADT_POLICY_HASH_IPPORT: hash:ip,port entries add ports and the protocol. */
 export const ADT_POLICY_HASH_IPPORT: Policy = new Map<number, Kind>([
   [D.IP, 'nested'],
   [D.IP_TO, 'nested'],

@@ -52,6 +52,7 @@ export interface FakeNetlinkSnapshot {
   readonly sets: readonly FakeSetSnapshot[];
 }
 
+/** formatAddr renders 4 or 16 address bytes as text, IPv6 compressed as RFC 5952 says. */
 export function formatAddr(a: Uint8Array): string {
   if (a.length === 4) return a.join('.');
   const groups: number[] = [];
@@ -96,6 +97,7 @@ function entrySnapshot(set: SetState, e: Entry, now: number): FakeEntrySnapshot 
   return Object.freeze(out);
 }
 
+/** setSnapshot copies set into frozen plain objects, leaving out entries expired at now. */
 export function setSnapshot(set: SetState, now: number): FakeSetSnapshot {
   const options: { -readonly [K in keyof FakeSetOptions]: FakeSetOptions[K] } = {
     hashsize: set.hashsize,

@@ -6,6 +6,7 @@ import { ERRNO, IPSET_ERR, IPSET_MAX_SETS } from './constants.js';
 import { type Entry, type SetState, entryKey, isExpired, maskAddr } from './model.js';
 import type { Elem, Ext, Parsed } from './types.js';
 
+/** SetStore is the set table of one fake namespace; commands.ts is its only writer. */
 export class SetStore {
   /** Slot i holds the set with index i, as the kernel's ip_set_list array does. */
   readonly slots: (SetState | undefined)[] = [];

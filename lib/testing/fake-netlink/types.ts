@@ -54,6 +54,7 @@ export interface Ext {
   skbqueue: number | undefined;
 }
 
+/** AdtKind is the command an entry is parsed for (TEST skips ranges). */
 export type AdtKind = 'add' | 'del' | 'test';
 
 /**
