@@ -62,6 +62,13 @@ describe('FakeNetlink framing', () => {
     expect(codes(fake.exchange(msg(CMD.add, REQ | ACK | EXCL, [PROTO, attr(2, Buffer.from('a')), nest(7)])))).toEqual([-22]);
   });
 
+  it('reads a request that is a view at an odd offset of a larger buffer', () => {
+    const request = msg(CMD.protocol, REQ | ACK, [PROTO], 5);
+    const big = new Uint8Array(request.length + 7);
+    big.set(request, 3);
+    expect(codes(new FakeNetlink().exchange(big.subarray(3, 3 + request.length)))).toEqual([0]);
+  });
+
   it('does not keep views into the caller buffer', () => {
     const fake = new FakeNetlink();
     fake.exchange(create('a', 'hash:ip'));
