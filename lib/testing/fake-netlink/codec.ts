@@ -18,7 +18,9 @@ export interface NlMsg {
 }
 
 /** splitMessages cuts one sendmsg buffer into messages, stopping where the kernel's netlink_rcv_skb stops. */
-export function splitMessages(buf: Uint8Array): NlMsg[] {
+export function splitMessages(request: Uint8Array): NlMsg[] {
+  // One Buffer view of the whole request: attributes then decode strings from it without further views.
+  const buf = Buffer.from(request.buffer, request.byteOffset, request.byteLength);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const out: NlMsg[] = [];
   let off = 0;
@@ -50,7 +52,7 @@ export function align4(n: number): number {
  */
 export class Attr {
   constructor(
-    readonly buf: Uint8Array,
+    readonly buf: Buffer,
     readonly off: number,
     readonly len: number,
     readonly type: number,
@@ -98,7 +100,8 @@ export interface AttrList {
 }
 
 /** parseAttrs reads the attributes in buf[start, end); it never reads past end. */
-export function parseAttrs(buf: Uint8Array, start = 0, end = buf.byteLength): AttrList {
+export function parseAttrs(bytes: Uint8Array, start = 0, end = bytes.byteLength): AttrList {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const byType = new AttrTable();
   const all: Attr[] = [];
   let off = start;
@@ -145,9 +148,16 @@ export function readBe64(a: Attr): bigint {
  * longer than maxLen bytes (what the NLA_NUL_STRING policy rejects).
  */
 export function readNulString(a: Attr, maxLen: number): string | undefined {
-  const nul = a.value.indexOf(0);
+  const nul = nulIndex(a);
   if (nul < 0 || nul > maxLen) return undefined;
-  return Buffer.from(a.value.buffer, a.value.byteOffset, nul).toString('utf8');
+  return a.buf.toString('utf8', a.off, a.off + nul);
+}
+
+/** nulIndex is the offset of the first NUL in a's payload, or -1 (what NLA_NUL_STRING validation looks for). */
+export function nulIndex(a: Attr): number {
+  const end = a.off + a.len;
+  for (let i = a.off; i < end; i++) if (a.buf[i] === 0) return i - a.off;
+  return -1;
 }
 
 /**
@@ -238,9 +248,13 @@ export class MsgWriter {
 
   /** str writes a NUL-terminated string, as nla_put_string does. */
   str(type: number, s: string): void {
-    const enc = Buffer.from(s, 'utf8');
+    this.strBytes(type, Buffer.from(s, 'utf8'));
+  }
+
+  /** strBytes writes already encoded string bytes and the NUL. */
+  strBytes(type: number, enc: Uint8Array): void {
     const at = this.#header(type, enc.length + 1);
-    enc.copy(this.#buf, at);
+    this.#buf.set(enc, at);
     this.#buf[at + enc.length] = 0;
   }
 

@@ -79,7 +79,7 @@ export function writeEntry(w: MsgWriter, set: SetState, e: Entry, now: number): 
     w.be64(D.BYTES, e.bytes);
     w.be64(D.PACKETS, e.packets);
   }
-  if (e.comment !== undefined) w.str(D.COMMENT, e.comment);
+  if (e.comment !== undefined) w.strBytes(D.COMMENT, (e.commentBytes ??= Buffer.from(e.comment, 'utf8')));
   if (set.skbinfo) {
     if (e.skbmark !== undefined && e.skbmark !== 0n) w.be64(D.SKBMARK, e.skbmark);
     if (e.skbprio !== undefined && e.skbprio !== 0) w.be32(D.SKBPRIO, e.skbprio);

@@ -23,6 +23,8 @@ export interface Entry {
   bytes: bigint;
   packets: bigint;
   comment: string | undefined;
+  /** The comment's UTF-8 bytes, encoded at the first dump that needs them (dumps repeat, adds do not). */
+  commentBytes: Uint8Array | undefined;
   skbmark: bigint | undefined;
   skbprio: number | undefined;
   skbqueue: number | undefined;

@@ -3,7 +3,7 @@
  * attribute the type does not list, a wrong length, a missing or extra NLA_F_NESTED, or a truncated tail all fail,
  * and ipset turns any of them into IPSET_ERR_PROTOCOL.
  */
-import { type Attr, type AttrList, readNulString } from './codec.js';
+import { type Attr, type AttrList, nulIndex } from './codec.js';
 import { DATA_ATTR as D, IPSET_MAX_COMMENT_SIZE } from './constants.js';
 
 /** Kind is the netlink policy type of an attribute. */
@@ -17,7 +17,10 @@ const SIZES: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8 };
 function valid(attr: Attr, kind: Kind): boolean {
   if (kind === 'nested') return attr.nested;
   if (attr.nested) return false;
-  if (typeof kind === 'object') return readNulString(attr, kind.nulString) !== undefined;
+  if (typeof kind === 'object') {
+    const nul = nulIndex(attr);
+    return nul >= 0 && nul <= kind.nulString;
+  }
   return attr.len === SIZES[kind];
 }
 

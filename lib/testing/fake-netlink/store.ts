@@ -148,6 +148,7 @@ export class SetStore {
       bytes: 0n,
       packets: 0n,
       comment: undefined,
+      commentBytes: undefined,
       skbmark: undefined,
       skbprio: undefined,
       skbqueue: undefined,
@@ -166,7 +167,10 @@ export class SetStore {
       if (ext.bytes !== undefined) e.bytes = ext.bytes;
       if (ext.packets !== undefined) e.packets = ext.packets;
     }
-    if (set.comment) e.comment = ext.comment;
+    if (set.comment) {
+      e.comment = ext.comment;
+      e.commentBytes = undefined;
+    }
     if (set.skbinfo) {
       e.skbmark = ext.skbmark;
       e.skbprio = ext.skbprio;

@@ -2,7 +2,7 @@
  * Per-type parsing of an entry's DATA nest (the kernel's *_uadt functions): which attributes are required, the
  * order in which errors are found, how ranges and prefixes expand, and which extensions the set allows.
  */
-import { type Attr, type AttrList, copyBytes, readBe16, readBe32, readBe64, readU8 } from './codec.js';
+import { type Attr, type AttrList, copyBytes, nulIndex, readBe16, readBe32, readBe64, readU8 } from './codec.js';
 import {
   AF_INET,
   DATA_ATTR as D,
@@ -128,8 +128,8 @@ function getExtensions(set: SetState, tb: AttrList): number | Ext {
   const comment = tb.byType.get(D.COMMENT);
   if (comment) {
     if (!set.comment) return IPSET_ERR.COMMENT;
-    const nul = comment.value.indexOf(0);
-    ext.comment = Buffer.from(comment.value.subarray(0, nul < 0 ? comment.value.length : nul)).toString('utf8');
+    const nul = nulIndex(comment);
+    ext.comment = comment.buf.toString('utf8', comment.off, comment.off + (nul < 0 ? comment.len : nul));
   }
   const mark = tb.byType.get(D.SKBMARK);
   const prio = tb.byType.get(D.SKBPRIO);
