@@ -80,10 +80,12 @@ export function writeEntry(w: MsgWriter, set: SetState, e: Entry, now: number): 
     w.be64(D.PACKETS, e.packets);
   }
   if (e.comment !== undefined) w.strBytes(D.COMMENT, (e.commentBytes ??= Buffer.from(e.comment, 'utf8')));
-  if (set.skbinfo) {
-    if (e.skbmark !== undefined && e.skbmark !== 0n) w.be64(D.SKBMARK, e.skbmark);
-    if (e.skbprio !== undefined && e.skbprio !== 0) w.be32(D.SKBPRIO, e.skbprio);
-    if (e.skbqueue !== undefined && e.skbqueue !== 0) w.be16(D.SKBQUEUE, e.skbqueue);
+  // ip_set_put_skbinfo leaves out zero values.
+  const skb = e.skb;
+  if (skb) {
+    if (skb.mark !== undefined && skb.mark !== 0n) w.be64(D.SKBMARK, skb.mark);
+    if (skb.prio !== undefined && skb.prio !== 0) w.be32(D.SKBPRIO, skb.prio);
+    if (skb.queue !== undefined && skb.queue !== 0) w.be16(D.SKBQUEUE, skb.queue);
   }
   w.endNest();
 }

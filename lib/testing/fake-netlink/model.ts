@@ -10,7 +10,6 @@ export type TypeName = 'hash:ip' | 'hash:net' | 'hash:ip,port';
 
 /** Entry is one member of a set, in the kernel's terms. */
 export interface Entry {
-  key: string | number;
   /** 4 or 16 bytes, network order; already masked to cidr for hash:net. */
   addr: Uint8Array;
   /** Prefix length (hash:net); the host mask for the other types. */
@@ -25,9 +24,15 @@ export interface Entry {
   comment: string | undefined;
   /** The comment's UTF-8 bytes, encoded at the first dump that needs them (dumps repeat, adds do not). */
   commentBytes: Uint8Array | undefined;
-  skbmark: bigint | undefined;
-  skbprio: number | undefined;
-  skbqueue: number | undefined;
+  /** skbinfo values, only in sets created with WITH_SKBINFO (kept apart: most entries never have them). */
+  skb: SkbInfo | undefined;
+}
+
+/** SkbInfo are the skbmark/skbprio/skbqueue extension values of one entry. */
+export interface SkbInfo {
+  mark: bigint | undefined;
+  prio: number | undefined;
+  queue: number | undefined;
 }
 
 /** SetState is one set; `index` is the kernel's slot number, which also orders a dump of all sets. */

@@ -129,16 +129,15 @@ export class SetStore {
         this.live(set);
         if (set.entries.size >= set.maxelem) return IPSET_ERR.HASH_FULL;
       }
-      const e = this.#newEntry(set, key, el, parsed.ext, parsed.nomatch, now);
+      const e = this.#newEntry(set, el, parsed.ext, parsed.nomatch, now);
       set.entries.set(key, e);
       if (set.type === 'hash:net') set.cidrs.set(el.cidr, (set.cidrs.get(el.cidr) ?? 0) + 1);
     }
     return 0;
   }
 
-  #newEntry(set: SetState, key: string | number, el: Elem, ext: Ext, nomatch: boolean, now: number): Entry {
+  #newEntry(set: SetState, el: Elem, ext: Ext, nomatch: boolean, now: number): Entry {
     const e: Entry = {
-      key,
       addr: el.addr,
       cidr: el.cidr,
       port: el.port,
@@ -149,9 +148,7 @@ export class SetStore {
       packets: 0n,
       comment: undefined,
       commentBytes: undefined,
-      skbmark: undefined,
-      skbprio: undefined,
-      skbqueue: undefined,
+      skb: undefined,
     };
     this.#overwrite(set, e, ext, nomatch, now);
     return e;
@@ -171,11 +168,7 @@ export class SetStore {
       e.comment = ext.comment;
       e.commentBytes = undefined;
     }
-    if (set.skbinfo) {
-      e.skbmark = ext.skbmark;
-      e.skbprio = ext.skbprio;
-      e.skbqueue = ext.skbqueue;
-    }
+    if (set.skbinfo) e.skb = { mark: ext.skbmark, prio: ext.skbprio, queue: ext.skbqueue };
   }
 
   /** del removes parsed elements in order; a missing one is IPSET_ERR_EXIST unless exist (then skipped). */
