@@ -16,6 +16,7 @@ import {
   be32,
   create,
   entry,
+  list,
   msg,
   nest,
   setname,
@@ -23,7 +24,7 @@ import {
   str,
   u8,
 } from './helpers/requests.js';
-import { codes } from './helpers/replies.js';
+import { allMessages, attrs, codes, topAttrs } from './helpers/replies.js';
 
 function seeded(): FakeNetlink {
   const fake = new FakeNetlink({ now: () => 0 });
@@ -144,6 +145,12 @@ describe('FakeNetlink commands', () => {
     const sets = fake.dump().sets;
     expect(sets.find((s) => s.name === 'ip4')).toMatchObject({ references: 1, options: { maxelem: 2 } });
     expect(sets.find((s) => s.name === 'small')).toMatchObject({ references: 0, options: { comment: true } });
+    fake.setReferenced('ip4', 2);
+    // REFERENCES in the header counts the users, as the kernel reports two `iptables -m set` rules as 2.
+    const header = topAttrs(allMessages(fake.exchange(list('ip4')))[0]!).find((a) => a.type === 7)!;
+    const refs = attrs(header.value).find((a) => a.type === 25)!;
+    expect(Buffer.from(refs.value).readUInt32BE()).toBe(2);
+    expect(codes(fake.exchange(simple(CMD.destroy, [setname('ip4')])))).toEqual([-4100]);
     fake.setReferenced('ip4', 0);
     expect(codes(fake.exchange(simple(CMD.destroy, [setname('ip4')], REQ | ACK | EXCL)))).toEqual([0]);
   });
