@@ -174,6 +174,7 @@ export class IpsetKernel {
     const hashsize = Math.max(get32(D.HASHSIZE) ?? IPSET_DEFAULT_HASHSIZE, IPSET_MIMINAL_HASHSIZE);
     const cadt = get32(D.CADT_FLAGS) ?? 0;
     const bucketAttr = tb.byType.get(D.BUCKETSIZE);
+    // Captured on 6.18: 1 and 2 give 2, 3 gives 4, 13 and 255 give 12.
     let bucketsize = bucketAttr ? readU8(bucketAttr) : IPSET_DEFAULT_BUCKETSIZE;
     if (bucketsize < 2) bucketsize = 2;
     else if (bucketsize > IPSET_DEFAULT_BUCKETSIZE) bucketsize = IPSET_DEFAULT_BUCKETSIZE;

@@ -28,8 +28,6 @@ export function loadScenario(name: string): Step[] {
   return steps;
 }
 
-const IPSET_LIST = (6 << 8) | 7;
-
 function zero(buf: Uint8Array, value: Uint8Array): void {
   buf.fill(0, value.byteOffset - buf.byteOffset, value.byteOffset - buf.byteOffset + value.length);
 }
