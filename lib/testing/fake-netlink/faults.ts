@@ -1,0 +1,62 @@
+/**
+ * Fault injection for tests of podnet's netlink engine: a scripted error for the next (matching) request, a lost
+ * reply, or a truncated datagram. Each fault fires once, in the order it was added.
+ */
+import { IPSET_CMD } from './constants.js';
+
+/** IpsetCommandName names an ipset command in fault matchers. */
+export type IpsetCommandName = Lowercase<Exclude<keyof typeof IPSET_CMD, 'NONE'>>;
+
+/** FaultMatch narrows a fault to requests of one command and/or one set name; empty matches any request. */
+export interface FaultMatch {
+  command?: IpsetCommandName;
+  set?: string;
+}
+
+/** Fault is one scheduled fault. */
+export type Fault =
+  | { kind: 'error'; errno: number; match: FaultMatch }
+  | { kind: 'drop'; match: FaultMatch }
+  | { kind: 'truncate'; bytes: number | undefined; match: FaultMatch };
+
+/** What the fault queue needs to know about a request message. */
+export interface RequestInfo {
+  cmd: number;
+  setName: string | undefined;
+}
+
+/** commandNumber maps a command name to IPSET_CMD_*; undefined for a name that is not a command. */
+export function commandNumber(name: IpsetCommandName): number | undefined {
+  const key = name.toUpperCase();
+  return key !== 'NONE' && Object.hasOwn(IPSET_CMD, key) ? IPSET_CMD[key as keyof typeof IPSET_CMD] : undefined;
+}
+
+/** FaultQueue keeps pending faults and hands out the first one a request matches. */
+export class FaultQueue {
+  readonly #pending: Fault[] = [];
+
+  add(fault: Fault): void {
+    this.#pending.push(fault);
+  }
+
+  get size(): number {
+    return this.#pending.length;
+  }
+
+  clear(): void {
+    this.#pending.length = 0;
+  }
+
+  /** take removes and returns the first pending fault that matches req. */
+  take(req: RequestInfo): Fault | undefined {
+    const i = this.#pending.findIndex((f) => matches(f.match, req));
+    if (i < 0) return undefined;
+    return this.#pending.splice(i, 1)[0];
+  }
+}
+
+function matches(m: FaultMatch, req: RequestInfo): boolean {
+  if (m.command !== undefined && commandNumber(m.command) !== req.cmd) return false;
+  if (m.set !== undefined && m.set !== req.setName) return false;
+  return true;
+}

@@ -1,0 +1,124 @@
+/**
+ * Read-only snapshots of the fake kernel's state for assertions: plain frozen objects, never the live model.
+ */
+import { AF_INET } from './constants.js';
+import { type Entry, type SetState, type TypeName, isExpired, remainingSeconds } from './model.js';
+
+/** FakeEntrySnapshot is one live entry. Fields that the set type or its extensions lack are absent. */
+export interface FakeEntrySnapshot {
+  /** The address in text form (IPv6 compressed), network-masked for hash:net. */
+  readonly ip: string;
+  /** Prefix length (hash:net only). */
+  readonly cidr?: number;
+  /** Port, or ICMP type << 8 | code, and the IP protocol number (hash:ip,port only). */
+  readonly port?: number;
+  readonly proto?: number;
+  /** True for a hash:net nomatch entry. */
+  readonly nomatch?: boolean;
+  /** Seconds left as the kernel would report it (0 = permanent); only in sets with timeouts. */
+  readonly timeout?: number;
+  readonly bytes?: bigint;
+  readonly packets?: bigint;
+  readonly comment?: string;
+}
+
+/** FakeSetOptions are the creation parameters the kernel reports in a set's header. */
+export interface FakeSetOptions {
+  readonly hashsize: number;
+  readonly maxelem: number;
+  readonly bucketsize: number;
+  /** Default timeout in seconds; absent when the set has no timeout extension. */
+  readonly timeout?: number;
+  readonly counters: boolean;
+  readonly comment: boolean;
+  readonly forceadd: boolean;
+  readonly skbinfo: boolean;
+}
+
+/** FakeSetSnapshot is one set: its header and its live entries in insertion order. */
+export interface FakeSetSnapshot {
+  readonly name: string;
+  readonly index: number;
+  readonly type: TypeName;
+  readonly family: 'inet' | 'inet6';
+  readonly revision: number;
+  readonly references: number;
+  readonly options: FakeSetOptions;
+  readonly entries: readonly FakeEntrySnapshot[];
+}
+
+/** FakeNetlinkSnapshot is the whole ipset state, sets in index order (the order of a dump of all sets). */
+export interface FakeNetlinkSnapshot {
+  readonly sets: readonly FakeSetSnapshot[];
+}
+
+/** formatAddr renders 4 or 16 address bytes as text, IPv6 compressed as RFC 5952 says. */
+export function formatAddr(a: Uint8Array): string {
+  if (a.length === 4) return a.join('.');
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((a[i] ?? 0) << 8) | (a[i + 1] ?? 0));
+  // RFC 5952: the longest run (>= 2) of zero groups becomes "::", the first one on a tie.
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best < 0) return hex.join(':');
+  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
+}
+
+function entrySnapshot(set: SetState, e: Entry, now: number): FakeEntrySnapshot {
+  const out: { -readonly [K in keyof FakeEntrySnapshot]: FakeEntrySnapshot[K] } = { ip: formatAddr(e.addr) };
+  if (set.type === 'hash:net') {
+    out.cidr = e.cidr;
+    if (e.nomatch) out.nomatch = true;
+  }
+  if (set.type === 'hash:ip,port') {
+    out.port = e.port;
+    out.proto = e.proto;
+  }
+  if (set.timeout !== undefined) out.timeout = remainingSeconds(e, now);
+  if (set.counters) {
+    out.bytes = e.bytes;
+    out.packets = e.packets;
+  }
+  if (e.comment !== undefined) out.comment = e.comment;
+  return Object.freeze(out);
+}
+
+/** setSnapshot copies set into frozen plain objects, leaving out entries expired at now. */
+export function setSnapshot(set: SetState, now: number): FakeSetSnapshot {
+  const options: { -readonly [K in keyof FakeSetOptions]: FakeSetOptions[K] } = {
+    hashsize: set.hashsize,
+    maxelem: set.maxelem,
+    bucketsize: set.bucketsize,
+    counters: set.counters,
+    comment: set.comment,
+    forceadd: set.forceadd,
+    skbinfo: set.skbinfo,
+  };
+  if (set.timeout !== undefined) options.timeout = set.timeout;
+  const entries: FakeEntrySnapshot[] = [];
+  for (const e of set.entries.values()) if (!isExpired(e, now)) entries.push(entrySnapshot(set, e, now));
+  return Object.freeze({
+    name: set.name,
+    index: set.index,
+    type: set.type,
+    family: set.family === AF_INET ? 'inet' : 'inet6',
+    revision: set.revision,
+    references: set.references,
+    options: Object.freeze(options),
+    entries: Object.freeze(entries),
+  });
+}

@@ -1,0 +1,13 @@
+/**
+ * podnet/testing: fakes for tests of code that uses podnet. FakeNetlink stands in for the kernel's ipset netlink
+ * subsystem (`Ipset.open({ netlink: new FakeNetlink() })`).
+ */
+export { FakeNetlink, type FakeNetlinkOptions } from './fake-netlink/fake-netlink.js';
+export type { FaultMatch, IpsetCommandName } from './fake-netlink/faults.js';
+export type {
+  FakeEntrySnapshot,
+  FakeNetlinkSnapshot,
+  FakeSetOptions,
+  FakeSetSnapshot,
+} from './fake-netlink/snapshot.js';
+export type { TypeName as FakeSetType } from './fake-netlink/model.js';
