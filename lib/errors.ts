@@ -21,6 +21,10 @@ export interface SystemErrorContext {
   syscall?: string;
   path?: string;
   netns?: string;
+  /** The ipset set an operation was about. */
+  set?: string;
+  /** The operation (ipset command, ...) that failed. */
+  command?: string;
 }
 
 /**
@@ -32,6 +36,8 @@ export class PodnetSystemError extends PodnetError {
   readonly syscall: string | undefined;
   readonly path: string | undefined;
   readonly netns: string | undefined;
+  readonly set: string | undefined;
+  readonly command: string | undefined;
 
   constructor(message: string, code: string, errno: number, context: SystemErrorContext = {}, options?: { cause?: unknown }) {
     super(message, code, options);
@@ -39,6 +45,8 @@ export class PodnetSystemError extends PodnetError {
     this.syscall = context.syscall;
     this.path = context.path;
     this.netns = context.netns;
+    this.set = context.set;
+    this.command = context.command;
   }
 }
 
@@ -85,6 +93,8 @@ export function errorFromNative(fields: NativeErrorFields): Error {
     syscall: str(fields.syscall),
     path: str(fields.path),
     netns: str(fields.netns),
+    set: str(fields.set),
+    command: str(fields.command),
   });
 }
 

@@ -32,10 +32,10 @@ static std::string DeriveMessage(const ErrorInfo& info, const std::string& code)
   std::string msg = code + ": " + (info.err != 0 ? Describe(info.err) : std::string("error"));
   if (!info.syscall.empty()) msg += ", " + info.syscall;
   for (const auto& field : info.fields) {
-    if (field.first == "path") {
-      msg += " '" + field.second + "'";
-      break;
-    }
+    if (field.first == "path") msg += " '" + field.second + "'";
+  }
+  for (const auto& field : info.fields) {
+    if (field.first == "set") msg += " (set '" + field.second + "')";
   }
   return msg;
 }
