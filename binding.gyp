@@ -7,7 +7,10 @@
         "native/util/sys_error.cc",
         "native/netns/netns_open.cc",
         "native/netns/in_netns.cc",
-        "native/netns/netns_binding.cc"
+        "native/netns/netns_binding.cc",
+        "native/spawn/spawn_child.cc",
+        "native/spawn/spawn_run.cc",
+        "native/spawn/spawn_binding.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],

@@ -117,3 +117,49 @@ export function withCallerStack<T>(promise: Promise<T>, caller: Error): Promise<
     throw err;
   });
 }
+
+/** What a timed-out or cut-off child process had done before it was killed. */
+export interface ProcessErrorContext {
+  argv: readonly string[];
+  netns: string | undefined;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * ProcessTimeoutError means a child process (runInNetns) passed its deadline and was killed with its process group
+ * and reaped; `code` is `ETIMEDOUT`, and the output it wrote before is kept.
+ */
+export class ProcessTimeoutError extends PodnetError {
+  readonly argv: readonly string[];
+  readonly netns: string | undefined;
+  readonly timeoutMs: number;
+  readonly stdout: string;
+  readonly stderr: string;
+
+  constructor(context: ProcessErrorContext, timeoutMs: number) {
+    super(`process '${context.argv[0] ?? ''}' did not finish within ${timeoutMs} ms and was killed`, 'ETIMEDOUT');
+    this.argv = context.argv;
+    this.netns = context.netns;
+    this.timeoutMs = timeoutMs;
+    this.stdout = context.stdout;
+    this.stderr = context.stderr;
+  }
+}
+
+/**
+ * ProcessOutputLimitError means a child process wrote more than its output limit to stdout and stderr together and
+ * was killed; `code` is `ERR_OUTPUT_LIMIT`.
+ */
+export class ProcessOutputLimitError extends PodnetError {
+  readonly argv: readonly string[];
+  readonly netns: string | undefined;
+  readonly limitBytes: number;
+
+  constructor(context: ProcessErrorContext, limitBytes: number) {
+    super(`process '${context.argv[0] ?? ''}' wrote more than ${limitBytes} bytes and was killed`, 'ERR_OUTPUT_LIMIT');
+    this.argv = context.argv;
+    this.netns = context.netns;
+    this.limitBytes = limitBytes;
+  }
+}

@@ -8,5 +8,8 @@ export {
   InvalidArgumentError,
   isNotFound,
   isAlreadyExists,
+  ProcessTimeoutError,
+  ProcessOutputLimitError,
   type SystemErrorContext,
 } from './errors.js';
+export { runInNetns, SAFE_PATH, type RunOptions, type RunResult } from './spawn.js';

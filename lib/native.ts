@@ -17,6 +17,19 @@ export interface RawNetns {
   ino: number;
 }
 
+/** What spawnInNetns resolves: the child ran (maybe killed by the deadline or the output limit) and was reaped. */
+export interface RawSpawnResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  timedOut: boolean;
+  outputLimitExceeded: boolean;
+  /** The binary that was executed (resolved on the safe PATH). */
+  path: string;
+  durationMs: number;
+}
+
 /** The raw functions the addon exports. Arguments are checked in TypeScript before these are called. */
 export interface NativeBinding {
   setErrorFactory(factory: (fields: NativeErrorFields) => Error): void;
@@ -26,6 +39,19 @@ export interface NativeBinding {
   netnsClose(fd: number): void;
   /** Inode of the netns seen by native work run inside fd's namespace (the RunInNetns mechanism). */
   netnsInodeInside(fd: number): Promise<number>;
+  /**
+   * Forks, joins netnsFd's namespace (-1: stay), execs argv with exactly env ("NAME=value"), feeds stdin, collects
+   * output until exit, kills the process group at the deadline or the output limit. Rejects only when the program
+   * could not be started (execve / setns errors naming the binary as path).
+   */
+  spawnInNetns(
+    netnsFd: number,
+    argv: string[],
+    env: string[],
+    stdin: Buffer | null,
+    timeoutMs: number,
+    maxOutputBytes: number,
+  ): Promise<RawSpawnResult>;
 }
 
 const defaultPath = fileURLToPath(new URL('../build/Release/podnet.node', import.meta.url));

@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include "netns/netns_binding.h"
+#include "spawn/spawn_binding.h"
 #include "util/sys_error.h"
 
 namespace podnet {
@@ -31,6 +32,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorFactory", Napi::Function::New(env, SetErrorFactory, "setErrorFactory"));
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
   RegisterNetns(env, exports);
+  RegisterSpawn(env, exports);
   return exports;
 }
 
