@@ -13,3 +13,10 @@ export {
   type SystemErrorContext,
 } from './errors.js';
 export { runInNetns, SAFE_PATH, type RunOptions, type RunResult } from './spawn.js';
+export * from './iptables/index.js';
+export {
+  IptablesRestoreError,
+  IptablesLockTimeoutError,
+  IptablesCommandError,
+  type IptablesFailureReason,
+} from './errors.js';
