@@ -1,0 +1,103 @@
+// Backend detection in the reference's order (forced, kubelet hint chains nft then legacy, rules present, nft),
+// on the fake and on real namespaces; and IPv6 through ip6tables-restore.
+import { describe, expect, it } from 'vitest';
+
+import { Iptables, RuleSet, detectBackend, iptablesBinary } from '../../lib/index.js';
+import { FakeIptables } from '../../lib/testing/index.js';
+import { withNetns } from '../helpers/netns.js';
+import { describePrivileged, missingBinary } from '../helpers/privileged.js';
+
+async function seed(fake: FakeIptables, backend: 'nft' | 'legacy', input: string, family: 4 | 6 = 4): Promise<void> {
+  const result = await fake.run([iptablesBinary(backend, family, 'restore'), '--noflush'], input);
+  expect(result).toMatchObject({ exitCode: 0 });
+}
+
+const HINT = '*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n';
+const RULES_3 = '*filter\n-A INPUT -j ACCEPT\n-A INPUT -j ACCEPT\n-A OUTPUT -j ACCEPT\nCOMMIT\n';
+const RULES_1 = '*filter\n-A INPUT -j ACCEPT\nCOMMIT\n';
+const EMPTY_CHAINS = '*filter\n:A - [0:0]\n:B - [0:0]\n:C - [0:0]\nCOMMIT\n';
+
+describe('backend detection (fake)', () => {
+  it.each([
+    ['nothing anywhere', [], 'nft'],
+    ['rules only in legacy', [['legacy', RULES_1]], 'legacy'],
+    ['more rules in legacy than nft', [['nft', RULES_1], ['legacy', RULES_3]], 'legacy'],
+    ['more rules in nft than legacy', [['nft', RULES_3], ['legacy', RULES_1]], 'nft'],
+    ['empty chains in legacy do not count as rules', [['legacy', EMPTY_CHAINS]], 'nft'],
+    ['a hint chain in legacy beats rules in nft', [['nft', RULES_3], ['legacy', HINT]], 'legacy'],
+    ['a hint chain in nft beats a hint and rules in legacy', [['nft', HINT], ['legacy', HINT + RULES_3]], 'nft'],
+  ] as [string, ['nft' | 'legacy', string][], 'nft' | 'legacy'][])('%s -> %s', async (_name, seeds, expected) => {
+    const fake = new FakeIptables();
+    for (const [backend, input] of seeds) await seed(fake, backend, input);
+    expect(await detectBackend(fake, 4)).toBe(expected);
+    expect((await Iptables.open({ runner: fake })).backend).toBe(expected);
+  });
+
+  it('detects per family', async () => {
+    const fake = new FakeIptables();
+    await seed(fake, 'legacy', RULES_1, 6);
+    expect(await detectBackend(fake, 6)).toBe('legacy');
+    expect(await detectBackend(fake, 4)).toBe('nft');
+  });
+
+  it('a forced backend runs no detection', async () => {
+    const fake = new FakeIptables();
+    await seed(fake, 'legacy', RULES_3);
+    const before = fake.calls.length;
+    expect((await Iptables.open({ runner: fake, backend: 'nft' })).backend).toBe('nft');
+    expect(fake.calls.length).toBe(before);
+  });
+
+  it.each([
+    ['family', { family: 5 }],
+    ['backend', { backend: 'iptables' }],
+    ['lockWaitSeconds', { lockWaitSeconds: -1 }],
+    ['lockFile', { lockFile: 'relative.lock' }],
+    ['timeoutMs', { timeoutMs: 0 }],
+  ])('checks %s', async (argument, options) => {
+    await expect(Iptables.open({ runner: new FakeIptables(), ...(options as object) })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG_VALUE',
+      argument,
+    });
+  });
+});
+
+describePrivileged(
+  'backend detection and IPv6 (real programs, fresh namespaces)',
+  () => {
+    it('picks nft in an empty namespace, legacy once legacy holds rules, nft again once kubelet hints nft', async () => {
+      await withNetns(async (tns) => {
+        expect((await Iptables.open({ netns: tns.path })).backend).toBe('nft');
+        const legacy = await Iptables.open({ netns: tns.path, backend: 'legacy' });
+        await legacy.restore(RULES_1);
+        expect((await Iptables.open({ netns: tns.path })).backend).toBe('legacy');
+        const nft = await Iptables.open({ netns: tns.path, backend: 'nft' });
+        await nft.restore(HINT);
+        expect((await Iptables.open({ netns: tns.path })).backend).toBe('nft');
+      });
+    });
+
+    it('applies IPv6 rules through ip6tables-restore, apart from IPv4', async () => {
+      await withNetns(async (tns) => {
+        for (const backend of ['nft', 'legacy'] as const) {
+          const v6 = await Iptables.open({ netns: tns.path, family: 6, backend });
+          const v4 = await Iptables.open({ netns: tns.path, family: 4, backend });
+          const rules = new RuleSet()
+            .chain('filter', 'PODNET_V6')
+            .append('filter', 'INPUT', ['-j', 'PODNET_V6'])
+            .append('filter', 'PODNET_V6', ['-s', '2001:db8::1/128', '-j', 'RETURN']);
+          await v6.apply(rules);
+          expect((await v6.save()).tables.filter!.chains.PODNET_V6).toEqual({
+            policy: null,
+            rules: [['-s', '2001:db8::1/128', '-j', 'RETURN']],
+          });
+          expect((await v6.verify(rules)).inSync).toBe(true);
+          expect((await v4.save()).tables.filter?.chains.PODNET_V6).toBeUndefined();
+          await v6.remove(rules);
+          expect(await v6.save()).toEqual({ tables: {} });
+        }
+      });
+    });
+  },
+  missingBinary('iptables-nft-save', 'iptables-legacy-save', 'ip6tables-nft-restore', 'ip6tables-legacy-restore'),
+);
