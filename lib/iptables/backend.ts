@@ -26,8 +26,8 @@ async function stateOf(runner: IptablesRunner, backend: IptablesBackend, family:
     if (result.exitCode !== 0) return undefined;
     return parseSave(result.stdout);
   } catch (err) {
-    // A backend whose tools are not installed holds no rules.
-    if (isNotFound(err)) return undefined;
+    // A backend whose tools are not installed holds no rules; any other failure (a missing namespace, ...) is real.
+    if (isNotFound(err) && (err as { syscall?: unknown }).syscall === 'execve') return undefined;
     throw err;
   }
 }

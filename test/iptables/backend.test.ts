@@ -101,3 +101,25 @@ describePrivileged(
   },
   missingBinary('iptables-nft-save', 'iptables-legacy-save', 'ip6tables-nft-restore', 'ip6tables-legacy-restore'),
 );
+
+describePrivileged('Iptables.open (real namespace paths)', () => {
+  it('fails with ENOENT for a namespace that does not exist instead of guessing a backend', async () => {
+    await expect(Iptables.open({ netns: '/run/netns/podnet-surely-missing' })).rejects.toMatchObject({
+      code: 'ENOENT',
+      syscall: 'open',
+      path: '/run/netns/podnet-surely-missing',
+    });
+  });
+});
+
+describe('backend detection with a tool missing', () => {
+  it('treats a backend whose programs are not installed as holding nothing', async () => {
+    const fake = new FakeIptables();
+    await seed(fake, 'legacy', RULES_1);
+    const nftMissing = {
+      run: (argv: readonly string[], stdin?: string) =>
+        argv[0]!.includes('-nft-') ? fake.run(['podnet-not-installed'], stdin) : fake.run(argv, stdin),
+    };
+    expect(await detectBackend(nftMissing, 4)).toBe('legacy');
+  });
+});
