@@ -77,7 +77,8 @@ constexpr int kStageSetns = 1;
 constexpr int kStageExecve = 2;
 constexpr int kStageFds = 3;
 
-// From here to execve: async-signal-safe calls only (no malloc, no locks).
+// From vfork to execve: async-signal-safe calls only (no malloc, no locks),
+// and no writes to memory the parent thread will read.
 [[noreturn]] void ChildFail(int reportFd, int stage, int err) {
   ChildFailure failure{stage, err};
   ssize_t ignored = write(reportFd, &failure, sizeof failure);
@@ -199,9 +200,10 @@ ErrorInfo StartChild(const PreparedExec& exec, int netnsFd, pid_t* pid, ChildPip
   sigset_t all, old, empty;
   sigfillset(&all);
   sigemptyset(&empty);
-  // No signal handler may run in the child before its dispositions are reset.
+  // No signal handler may run in the child before its dispositions are reset:
+  // it would run on memory the child shares with this thread.
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t child = fork();
+  pid_t child = vfork();
   if (child == 0) RunChild(exec, netnsFd, empty, in.read, out.write, err.write, report.write);
   int forkErr = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
