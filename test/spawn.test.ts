@@ -61,6 +61,11 @@ describe('runInNetns (any user, own namespace)', () => {
     expect(result.path).toMatch(/^\/(usr\/)?bin\/cat$/);
   });
 
+  it('closes stdin at once when none is given', async () => {
+    const result = await runInNetns(undefined, ['cat'], { timeoutMs: 5000 });
+    expect(result).toMatchObject({ exitCode: 0, stdout: '' });
+  });
+
   it('moves megabytes through stdin and stdout without deadlock', async () => {
     const big = 'x'.repeat(4 * 1024 * 1024 - 3) + 'end';
     const result = await runInNetns(undefined, ['cat'], { stdin: big });

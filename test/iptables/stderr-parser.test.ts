@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { parseRestoreStderr, runInNetns, type IptablesFailureReason } from '../../lib/index.js';
+import { FakeIptables } from '../../lib/testing/index.js';
 import { withNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 
@@ -17,6 +18,8 @@ interface Form {
 interface Case {
   name: string;
   input: string;
+  /** Whether FakeIptables models this failure (it does not check extension options). */
+  fake: boolean;
   legacy: Form;
   nft: Form;
 }
@@ -25,6 +28,7 @@ const CASES: Case[] = [
   {
     name: 'unknown option',
     input: '*filter\n-A INPUT --x\nCOMMIT\n',
+    fake: false,
     legacy: {
       exitCode: 2,
       stderr:
@@ -45,6 +49,7 @@ const CASES: Case[] = [
   {
     name: 'jump to an undefined chain',
     input: '*filter\n-A INPUT -j NOPE\nCOMMIT\n',
+    fake: true,
     legacy: {
       exitCode: 2,
       stderr:
@@ -67,6 +72,7 @@ const CASES: Case[] = [
   {
     name: 'append to an undeclared chain',
     input: '*filter\n-A NOPE -j ACCEPT\nCOMMIT\n',
+    fake: true,
     legacy: { exitCode: 1, stderr: 'iptables-restore: line 2 failed\n', reason: 'failed', line: 2 },
     nft: {
       exitCode: 1,
@@ -78,6 +84,7 @@ const CASES: Case[] = [
   {
     name: 'a rule the kernel rejects (DNAT in filter)',
     input: '*filter\n-A INPUT -j DNAT --to-destination 1.2.3.4\nCOMMIT\n',
+    fake: true,
     legacy: { exitCode: 1, stderr: 'iptables-restore: line 3 failed\n', reason: 'failed', line: 3 },
     nft: {
       exitCode: 4,
@@ -90,6 +97,7 @@ const CASES: Case[] = [
   {
     name: 'deleting a referenced chain',
     input: '*filter\n:C - [0:0]\n-A INPUT -j C\nCOMMIT\n*filter\n-X C\nCOMMIT\n',
+    fake: true,
     legacy: { exitCode: 1, stderr: 'iptables-restore: line 6 failed\n', reason: 'failed', line: 6 },
     nft: {
       exitCode: 4,
@@ -102,6 +110,7 @@ const CASES: Case[] = [
   {
     name: 'deleting a rule that is not there',
     input: '*filter\n-D INPUT -j ACCEPT\nCOMMIT\n',
+    fake: true,
     legacy: { exitCode: 1, stderr: 'iptables-restore: line 2 failed\n', reason: 'failed', line: 2 },
     nft: {
       exitCode: 1,
@@ -113,6 +122,7 @@ const CASES: Case[] = [
   {
     name: 'a missing COMMIT',
     input: '*filter\n-A INPUT -j ACCEPT\n',
+    fake: true,
     legacy: { exitCode: 1, stderr: 'iptables-restore: COMMIT expected at line 3\n', reason: 'commit-expected', line: 3 },
     nft: { exitCode: 1, stderr: 'iptables-nft-restore: COMMIT expected at line 3\n', reason: 'commit-expected', line: 3 },
   },
@@ -148,6 +158,19 @@ describe('parseRestoreStderr', () => {
     expect(parseRestoreStderr('')).toMatchObject({ reason: 'unknown', line: undefined });
     expect(parseRestoreStderr('something odd\nError occurred at line: 9\n')).toMatchObject({ reason: 'unknown', line: 9, message: 'something odd' });
   });
+});
+
+describe('FakeIptables fails the same way', () => {
+  for (const c of CASES.filter((x) => x.fake)) {
+    for (const backend of ['legacy', 'nft'] as const) {
+      it(`${c.name} (${backend})`, async () => {
+        const result = await new FakeIptables().run([`iptables-${backend}-restore`, '--noflush'], c.input);
+        const form = c[backend];
+        expect(result.exitCode).toBe(form.exitCode);
+        expect(parseRestoreStderr(result.stderr)).toMatchObject({ reason: form.reason, line: form.line });
+      });
+    }
+  }
 });
 
 describePrivileged(
