@@ -3,12 +3,14 @@
  * without root. It implements IptablesRunner, so `Iptables.open({ runner: new FakeIptables() })` uses it exactly as
  * it would use iptables-restore and iptables-save.
  *
- * Semantics modelled on iptables 1.8.9 (and checked by the contract suite against both real backends): --noflush;
- * `:CHAIN` creates or flushes user chains and sets built-in policies; -A, -I, -D (by rule or number), -F, -X, -N, -P;
- * a user chain cannot be deleted while referenced; a jump to a missing chain fails (at its line on legacy, at COMMIT
- * on nft); NAT targets outside the nat table are refused (by "the kernel": at COMMIT on legacy); each table block
- * is applied to a copy and kept only at COMMIT, and a failure leaves earlier committed blocks in place. Errors are
- * printed in the backend's own stderr format with its exit code.
+ * Semantics modelled on iptables 1.8.9, and held to it by the contract suite and by a differential test of random
+ * restore scripts against both real backends: --noflush; `:CHAIN` creates or flushes user chains and sets built-in
+ * policies; -A, -I, -D (by rule or number), -F, -X, -N, -P; a referenced or non-empty user chain cannot be deleted;
+ * a jump to a missing chain fails; NAT targets outside their nat hooks are refused "by the kernel" (in built-in
+ * chains only: in a user chain the verdict depends on which hooks reach it, which is not modelled). Legacy runs each
+ * command as it reads it; nft applies chain declarations at once and runs the other commands at COMMIT, reporting a
+ * missing jump target with the COMMIT line. Each table block is applied to a copy and kept only at COMMIT; a failure
+ * leaves earlier committed blocks in place. Errors are printed in the backend's own format with its exit code.
  */
 import { PodnetSystemError } from '../errors.js';
 import { BUILTIN_CHAINS, TABLES, type IptablesTable } from '../iptables/rule-set.js';
@@ -25,7 +27,13 @@ const BUILTIN_TARGETS = new Set([
   'MARK', 'CONNMARK', 'TPROXY', 'NOTRACK', 'CT', 'TCPMSS', 'TRACE', 'CLASSIFY', 'DSCP', 'TOS', 'TTL', 'HL', 'SET',
   'CHECKSUM', 'AUDIT',
 ]);
-const NAT_TARGETS = new Set(['DNAT', 'SNAT', 'MASQUERADE', 'REDIRECT']);
+// The hooks (built-in chains of the nat table) where the kernel accepts each NAT target.
+const NAT_HOOKS: Readonly<Record<string, readonly string[]>> = {
+  DNAT: ['PREROUTING', 'OUTPUT'],
+  REDIRECT: ['PREROUTING', 'OUTPUT'],
+  SNAT: ['POSTROUTING', 'INPUT'],
+  MASQUERADE: ['POSTROUTING'],
+};
 const VERSION = 'v1.8.9';
 
 class RestoreFailure extends Error {
@@ -174,24 +182,116 @@ export class FakeIptables implements IptablesRunner {
     if (lines[lines.length - 1] === '') lines.pop();
     let name: IptablesTable | undefined;
     let work: Table | undefined;
-    let deferred: RestoreFailure | undefined;
+    // Legacy runs each command as it reads it. nft applies chain declarations as it reads them but queues every
+    // other command and runs the queue in order at COMMIT, where a jump to a missing chain is reported with the
+    // COMMIT line. Both report what the kernel rejects only after every command ran.
+    let queued: { n: number; tokens: string[] }[] = [];
+    let commitLine = 0;
+    let kernelFailure: RestoreFailure | undefined;
 
-    const checkTarget = (n: number, rule: string[]): void => {
+    const chainOf = (n: number, chain: string | undefined, missing = 'No chain/target/match by that name.'): Chain => {
+      const found = chain === undefined ? undefined : work!.get(chain);
+      if (!found) throw failed(n, missing);
+      return found;
+    };
+    /** checkJump throws when the rule jumps to a chain that does not exist; it runs before the chain lookup. */
+    const checkJump = (n: number, rule: string[]): void => {
       const target = targetOf(rule);
       if (target === undefined || BUILTIN_TARGETS.has(target) || work!.has(target)) return;
-      // Legacy loads the target at once; nft resolves jumps when the batch is committed.
       if (tool.backend === 'legacy') throw atLine(n, `Couldn't load target \`${target}':No such file or directory\n`);
+      throw atLine(commitLine, `Chain '${target}' does not exist`);
     };
-    const checkNat = (n: number, chain: string, rule: string[]): void => {
+    // Only built-in chains are checked: in a user chain the kernel's verdict depends on which hooks reach it.
+    const checkNat = (n: number, chain: string, op: string, rule: string[]): void => {
       const target = targetOf(rule);
-      if (target === undefined || !NAT_TARGETS.has(target) || name === 'nat') return;
-      if (tool.backend === 'nft') throw batch(n, 'RULE_APPEND', 'Invalid argument', `rule in chain ${chain}`);
-      deferred ??= new RestoreFailure(1, '');
+      const hooks = target === undefined ? undefined : NAT_HOOKS[target];
+      if (hooks === undefined || work!.get(chain)?.policy === null) return;
+      if (name === 'nat' && hooks.includes(chain)) return;
+      kernelFailure ??=
+        tool.backend === 'nft' ? batch(n, op, 'Invalid argument', `rule in chain ${chain}`) : new RestoreFailure(1, '');
     };
-    const chainOf = (n: number, chain: string | undefined): Chain => {
-      const found = chain === undefined ? undefined : work!.get(chain);
-      if (!found) throw failed(n, 'No chain/target/match by that name.');
-      return found;
+
+    const execute = (n: number, tokens: string[]): void => {
+      const table = work!;
+      const [cmd, chain] = tokens;
+      const rest = tokens.slice(2);
+      switch (cmd) {
+        case '-A':
+        case '--append': {
+          checkJump(n, rest);
+          const state = chainOf(n, chain);
+          checkNat(n, chain!, 'RULE_APPEND', rest);
+          state.rules.push(rest);
+          return;
+        }
+        case '-I':
+        case '--insert': {
+          let position = 1;
+          let rule = rest;
+          if (rest[0] !== undefined && /^\d+$/.test(rest[0])) {
+            position = Number(rest[0]);
+            rule = rest.slice(1);
+          }
+          checkJump(n, rule);
+          const state = chainOf(n, chain);
+          if (position < 1 || position > state.rules.length + 1) throw failed(n, 'Index of insertion too big.');
+          checkNat(n, chain!, 'RULE_INSERT', rule);
+          state.rules.splice(position - 1, 0, rule);
+          return;
+        }
+        case '-D':
+        case '--delete': {
+          const byNumber = rest.length === 1 && /^\d+$/.test(rest[0]!);
+          const bad = 'Bad rule (does a matching rule exist in that chain?).';
+          if (!byNumber) checkJump(n, rest);
+          const state = chainOf(n, chain, bad);
+          const index = byNumber ? Number(rest[0]) - 1 : state.rules.findIndex((r) => same(r, rest));
+          if (index < 0 || index >= state.rules.length) throw failed(n, bad);
+          state.rules.splice(index, 1);
+          return;
+        }
+        case '-F':
+        case '--flush':
+          if (chain === undefined) {
+            for (const state of table.values()) state.rules = [];
+          } else {
+            const state = table.get(chain);
+            if (!state) throw failed(n, 'No chain/target/match by that name.');
+            state.rules = [];
+          }
+          return;
+        case '-N':
+        case '--new-chain':
+          if (chain === undefined || table.has(chain)) throw failed(n, 'Chain already exists.');
+          table.set(chain, { policy: null, rules: [] });
+          return;
+        case '-X':
+        case '--delete-chain': {
+          const victims = chain === undefined ? [...table].filter(([, st]) => st.policy === null).map(([c]) => c) : [chain];
+          for (const victim of victims) {
+            const state = table.get(victim);
+            if (!state) throw failed(n, 'No chain/target/match by that name.');
+            if (state.policy !== null) throw failed(n, 'Invalid argument');
+            const inUse = [...table.values()].some((st) => st.rules.some((r) => targetOf(r) === victim));
+            if (inUse || state.rules.length > 0) {
+              if (tool.backend === 'legacy') throw failed(n);
+              kernelFailure ??= batch(n, 'CHAIN_DEL', 'Device or resource busy', `chain ${victim}`);
+              return;
+            }
+            table.delete(victim);
+          }
+          return;
+        }
+        case '-P':
+        case '--policy': {
+          const state = chainOf(n, chain);
+          if (state.policy === null || rest[0] === undefined) throw failed(n, 'Bad built-in chain name');
+          state.policy = rest[0];
+          return;
+        }
+        default:
+          throw atLine(n, `unknown option "${cmd ?? ''}"`);
+      }
     };
 
     lines.forEach((raw, i) => {
@@ -210,21 +310,14 @@ export class FakeIptables implements IptablesRunner {
             else state.rules = [];
           }
         }
-        deferred = undefined;
+        queued = [];
+        kernelFailure = undefined;
         return;
       }
       if (line === 'COMMIT') {
-        if (tool.backend === 'nft') {
-          for (const state of work.values()) {
-            for (const rule of state.rules) {
-              const target = targetOf(rule);
-              if (target !== undefined && !BUILTIN_TARGETS.has(target) && !work.has(target)) {
-                throw atLine(n, `Chain '${target}' does not exist`);
-              }
-            }
-          }
-        }
-        if (deferred) throw failed(n);
+        commitLine = n;
+        for (const command of queued) execute(command.n, command.tokens);
+        if (kernelFailure) throw kernelFailure.stderr === '' ? failed(n) : kernelFailure;
         model.set(name!, work);
         work = undefined;
         return;
@@ -248,76 +341,8 @@ export class FakeIptables implements IptablesRunner {
       } catch {
         throw atLine(n, 'unterminated quote');
       }
-      const [cmd, chain] = tokens;
-      const rest = tokens.slice(2);
-      switch (cmd) {
-        case '-A':
-        case '--append': {
-          const state = chainOf(n, chain);
-          checkTarget(n, rest);
-          checkNat(n, chain!, rest);
-          state.rules.push(rest);
-          return;
-        }
-        case '-I':
-        case '--insert': {
-          const state = chainOf(n, chain);
-          let position = 1;
-          let rule = rest;
-          if (rest[0] !== undefined && /^\d+$/.test(rest[0])) {
-            position = Number(rest[0]);
-            rule = rest.slice(1);
-          }
-          if (position < 1 || position > state.rules.length + 1) throw failed(n, 'Index of insertion too big.');
-          checkTarget(n, rule);
-          checkNat(n, chain!, rule);
-          state.rules.splice(position - 1, 0, rule);
-          return;
-        }
-        case '-D':
-        case '--delete': {
-          const state = chainOf(n, chain);
-          const index =
-            rest.length === 1 && /^\d+$/.test(rest[0]!) ? Number(rest[0]) - 1 : state.rules.findIndex((r) => same(r, rest));
-          if (index < 0 || index >= state.rules.length) throw failed(n, 'Bad rule (does a matching rule exist in that chain?).');
-          state.rules.splice(index, 1);
-          return;
-        }
-        case '-F':
-        case '--flush':
-          if (chain === undefined) for (const state of work.values()) state.rules = [];
-          else chainOf(n, chain).rules = [];
-          return;
-        case '-N':
-        case '--new-chain':
-          if (chain === undefined || work.has(chain)) throw failed(n, 'Chain already exists.');
-          work.set(chain, { policy: null, rules: [] });
-          return;
-        case '-X':
-        case '--delete-chain': {
-          const victims = chain === undefined ? [...work].filter(([, s]) => s.policy === null).map(([c]) => c) : [chain];
-          for (const victim of victims) {
-            const state = chainOf(n, victim);
-            if (state.policy !== null) throw failed(n, 'Invalid argument');
-            const referenced = [...work.values()].some((s) => s.rules.some((r) => targetOf(r) === victim));
-            if (referenced || state.rules.length > 0) {
-              if (tool.backend === 'nft') throw batch(n, 'CHAIN_DEL', 'Device or resource busy', `chain ${victim}`);
-              throw failed(n);
-            }
-            work.delete(victim);
-          }
-          return;
-        }
-        case '-P':
-        case '--policy': {
-          const state = chainOf(n, chain);
-          if (state.policy === null || rest[0] === undefined) throw failed(n, 'Bad built-in chain name');
-          state.policy = rest[0];
-          return;
-        }
-        default:
-          throw atLine(n, `unknown option "${cmd ?? ''}"`);
-      }
+      if (tool.backend === 'legacy') execute(n, tokens);
+      else queued.push({ n, tokens });
     });
     if (work !== undefined) throw new RestoreFailure(1, `${tool.prog}: COMMIT expected at line ${lines.length + 1}\n`);
   }
