@@ -5,6 +5,7 @@
  */
 import {
   IptablesCommandError,
+  PodnetError,
   IptablesLockTimeoutError,
   IptablesRestoreError,
   type IptablesRestoreErrorFields,
@@ -45,20 +46,31 @@ export class Iptables {
   readonly backend: IptablesBackend;
   /** family is 4 or 6. */
   readonly family: IptablesFamily;
+  /** version is the iptables version the restore program reports, e.g. "1.8.9". */
+  readonly version: string;
   readonly #runner: IptablesRunner;
   readonly #lockWait: number;
   #queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(runner: IptablesRunner, backend: IptablesBackend, family: IptablesFamily, lockWait: number) {
+  private constructor(
+    runner: IptablesRunner,
+    backend: IptablesBackend,
+    family: IptablesFamily,
+    version: string,
+    lockWait: number,
+  ) {
     this.#runner = runner;
     this.backend = backend;
     this.family = family;
+    this.version = version;
     this.#lockWait = lockWait;
   }
 
   /**
-   * Iptables.open checks the options and picks the backend. Throws InvalidArgumentError for bad options; rejects when
-   * detection cannot run the save programs (e.g. a missing namespace: PodnetSystemError `ENOENT`).
+   * Iptables.open checks the options, picks the backend and asks its restore program for its version. Throws
+   * InvalidArgumentError for bad options; rejects when the programs cannot run (a missing namespace or binary:
+   * PodnetSystemError `ENOENT`), or with PodnetError `ERR_IPTABLES_VERSION` when the program reports another backend
+   * than its name says, or is older than 1.8.6 while `lockFile` is set (XTABLES_LOCKFILE would be ignored).
    */
   static async open(options?: IptablesOptions): Promise<Iptables> {
     const opts = checkOptions<IptablesOptions>('options', options);
@@ -79,7 +91,8 @@ export class Iptables {
     }
     const runner = opts.runner ?? new NetnsRunner(opts.netns, { timeoutMs, env });
     const backend = choice === 'auto' ? await detectBackend(runner, family) : choice;
-    return new Iptables(runner, backend, family, lockWait);
+    const version = await programVersion(runner, backend, family, opts.lockFile !== undefined);
+    return new Iptables(runner, backend, family, version, lockWait);
   }
 
   /**
@@ -200,6 +213,30 @@ export class Iptables {
       throw err;
     });
   }
+}
+
+// "iptables-nft-restore v1.8.9 (nf_tables)"; legacy names itself "iptables-restore v1.8.9 (legacy)".
+const VERSION_LINE = /v(\d+)\.(\d+)\.(\d+) \((legacy|nf_tables)\)/;
+
+async function programVersion(
+  runner: IptablesRunner,
+  backend: IptablesBackend,
+  family: IptablesFamily,
+  lockFile: boolean,
+): Promise<string> {
+  const argv = [iptablesBinary(backend, family, 'restore'), '--version'];
+  const result = await runner.run(argv);
+  const m = VERSION_LINE.exec(result.stdout);
+  if (result.exitCode !== 0 || !m) throw new IptablesCommandError(argv, result.exitCode, result.stderr || result.stdout);
+  const version = `${m[1]}.${m[2]}.${m[3]}`;
+  if ((m[4] === 'nf_tables' ? 'nft' : 'legacy') !== backend) {
+    throw new PodnetError(`'${argv[0]}' reports the ${m[4]} backend, not ${backend}`, 'ERR_IPTABLES_VERSION');
+  }
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (lockFile && major * 10000 + minor * 100 + patch < 10806) {
+    throw new PodnetError(`iptables ${version} ignores XTABLES_LOCKFILE (1.8.6 or newer needed for lockFile)`, 'ERR_IPTABLES_VERSION');
+  }
+  return version;
 }
 
 function checkRuleSet(rules: unknown): asserts rules is RuleSet {

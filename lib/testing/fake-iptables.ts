@@ -116,6 +116,9 @@ export class FakeIptables implements IptablesRunner {
         path: argv[0] ?? '',
       });
     }
+    if (argv[1] === '--version' || argv[1] === '-V') {
+      return { exitCode: 0, stdout: `${tool.prog} ${VERSION} (${tool.backend === 'nft' ? 'nf_tables' : 'legacy'})\n`, stderr: '' };
+    }
     const model = this.#model(tool.family, tool.backend);
     if (tool.kind === 'save') return this.#save(tool, model, argv.slice(1));
     try {

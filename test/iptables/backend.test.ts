@@ -40,12 +40,28 @@ describe('backend detection (fake)', () => {
     expect(await detectBackend(fake, 4)).toBe('nft');
   });
 
-  it('a forced backend runs no detection', async () => {
+  it('a forced backend runs no detection, only the version query', async () => {
     const fake = new FakeIptables();
     await seed(fake, 'legacy', RULES_3);
     const before = fake.calls.length;
-    expect((await Iptables.open({ runner: fake, backend: 'nft' })).backend).toBe('nft');
-    expect(fake.calls.length).toBe(before);
+    const ipt = await Iptables.open({ runner: fake, backend: 'nft' });
+    expect(ipt.backend).toBe('nft');
+    expect(ipt.version).toBe('1.8.9');
+    expect(fake.calls.slice(before)).toEqual([['iptables-nft-restore', '--version']]);
+  });
+
+  it.each([
+    ['a program that reports another backend', 'iptables-restore v1.8.9 (legacy)\n', {}, /reports the legacy backend/],
+    ['a lockFile with iptables older than 1.8.6', 'iptables-nft-restore v1.8.4 (nf_tables)\n', { lockFile: '/run/x.lock' }, /1\.8\.6/],
+  ])('refuses %s', async (_name, versionLine, options, message) => {
+    const fake = new FakeIptables();
+    const runner = {
+      run: (argv: readonly string[], stdin?: string) =>
+        argv[1] === '--version' ? Promise.resolve({ exitCode: 0, stdout: versionLine, stderr: '' }) : fake.run(argv, stdin),
+    };
+    const err = await Iptables.open({ runner, backend: 'nft', ...options }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ERR_IPTABLES_VERSION' });
+    expect((err as Error).message).toMatch(message);
   });
 
   it.each([
@@ -67,7 +83,9 @@ describePrivileged(
   () => {
     it('picks nft in an empty namespace, legacy once legacy holds rules, nft again once kubelet hints nft', async () => {
       await withNetns(async (tns) => {
-        expect((await Iptables.open({ netns: tns.path })).backend).toBe('nft');
+        const detected = await Iptables.open({ netns: tns.path });
+        expect(detected.backend).toBe('nft');
+        expect(detected.version).toMatch(/^1\.\d+\.\d+$/);
         const legacy = await Iptables.open({ netns: tns.path, backend: 'legacy' });
         await legacy.restore(RULES_1);
         expect((await Iptables.open({ netns: tns.path })).backend).toBe('legacy');

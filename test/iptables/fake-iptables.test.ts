@@ -21,7 +21,11 @@ describe('FakeIptables', () => {
     const fake = new FakeIptables();
     const ipt = await Iptables.open({ runner: fake, backend: 'legacy', lockWaitSeconds: 3 });
     await ipt.apply(new RuleSet().chain('nat', 'PODNET_N'));
-    expect(fake.calls).toEqual([['iptables-legacy-save'], ['iptables-legacy-restore', '--noflush', '--wait=3']]);
+    expect(fake.calls).toEqual([
+      ['iptables-legacy-restore', '--version'],
+      ['iptables-legacy-save'],
+      ['iptables-legacy-restore', '--noflush', '--wait=3'],
+    ]);
   });
 
   it('rejects a program it does not know as the real runner does for a missing binary', async () => {
