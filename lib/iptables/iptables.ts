@@ -13,6 +13,7 @@ import {
 import { type Netns } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidValue } from '../validate.js';
 import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinary } from './backend.js';
+import { Canonicalizer } from './canonical.js';
 import { type RestoreScript, planApply, planRemove, planRollback } from './render.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
 import { type IptablesRunner, NetnsRunner } from './runner.js';
@@ -50,6 +51,10 @@ export class Iptables {
   readonly version: string;
   readonly #runner: IptablesRunner;
   readonly #lockWait: number;
+  readonly #canonical = new Canonicalizer(
+    (script) => this.#restore(script),
+    () => this.#state(),
+  );
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -103,24 +108,32 @@ export class Iptables {
   apply(rules: RuleSet): Promise<void> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
-      const before = await this.#state();
-      await this.#applyWith(rules, before);
+      const canonical = await this.#canonical.canonicalize(rules);
+      await this.#applyWith(canonical, await this.#state());
     });
   }
 
-  /** verify compares the namespace's state with the rule set; it changes nothing. */
+  /**
+   * verify compares the namespace's state with the rule set, rule texts in iptables-save's canonical form. It changes
+   * no rule a packet can reach; the first time this client sees a rule text it learns its canonical form through a
+   * scratch chain that nothing jumps to (see canonical.ts).
+   */
   verify(rules: RuleSet): Promise<VerifyResult> {
     checkRuleSet(rules);
-    return this.#exclusive(async () => diffRuleSet(rules, await this.#state()));
+    return this.#exclusive(async () => {
+      const canonical = await this.#canonical.canonicalize(rules);
+      return diffRuleSet(canonical, await this.#state());
+    });
   }
 
   /** reconcile applies the rule set only when verify finds a difference; resolves whether it changed anything. */
   reconcile(rules: RuleSet): Promise<{ changed: boolean }> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
+      const canonical = await this.#canonical.canonicalize(rules);
       const before = await this.#state();
-      if (diffRuleSet(rules, before).inSync) return { changed: false };
-      await this.#applyWith(rules, before);
+      if (diffRuleSet(canonical, before).inSync) return { changed: false };
+      await this.#applyWith(canonical, before);
       return { changed: true };
     });
   }
@@ -132,7 +145,8 @@ export class Iptables {
   remove(rules: RuleSet): Promise<{ changed: boolean }> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
-      const script = planRemove(rules, await this.#state());
+      const canonical = await this.#canonical.canonicalize(rules);
+      const script = planRemove(canonical, await this.#state());
       if (script.blocks.length === 0) return { changed: false };
       await this.#restore(script);
       return { changed: true };

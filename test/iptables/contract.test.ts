@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { InvalidArgumentError, IptablesRestoreError, RuleSet, type IptablesState } from '../../lib/index.js';
+import { SCRATCH_PREFIX } from '../../lib/iptables/canonical.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { TARGETS, type TargetKind, backendOf, withTarget } from './targets.js';
 
@@ -61,6 +62,28 @@ function contract(kind: TargetKind): void {
       expect(await ipt.save()).toEqual(once);
       expect(nat(once)!.PREROUTING!.rules).toEqual([['-s', '10.1.0.0/16', '-j', 'ACCEPT'], ['-j', 'ISTIO_PRERT']]);
       expect(nat(once)!.POSTROUTING!.rules).toEqual([['-j', 'ISTIO_POSTRT'], ['-o', 'eth0', '-j', 'MASQUERADE']]);
+    });
+  });
+
+  it('recognises rules written otherwise than iptables-save prints them: no duplicates, in sync, removable', async () => {
+    await withTarget(kind, async ({ ipt }) => {
+      const rules = new RuleSet()
+        .chain('filter', 'PODNET_NC')
+        .append('filter', 'INPUT', ['-p', 'tcp', '-j', 'PODNET_NC'])
+        .append('filter', 'INPUT', ['-p', 'tcp', '--dport', '8080', '-j', 'ACCEPT'])
+        .append('filter', 'PODNET_NC', ['-s', '10.0.0.1', '-p', 'tcp', '--dport', '22', '-j', 'RETURN']);
+      const before = await ipt.save();
+      await ipt.apply(rules);
+      const once = await ipt.save();
+      await ipt.apply(rules);
+      expect(await ipt.save()).toEqual(once);
+      expect(once.tables.filter!.chains.INPUT!.rules).toHaveLength(2);
+      expect(once.tables.filter!.chains.PODNET_NC!.rules).toHaveLength(1);
+      expect(Object.keys(once.tables.filter!.chains).filter((c) => c.startsWith(SCRATCH_PREFIX))).toEqual([]);
+      expect(await ipt.verify(rules)).toEqual({ inSync: true, missing: [], unexpected: [], reordered: [] });
+      expect(await ipt.reconcile(rules)).toEqual({ changed: false });
+      expect(await ipt.remove(rules)).toEqual({ changed: true });
+      expect(await ipt.save()).toEqual(before);
     });
   });
 
