@@ -56,11 +56,15 @@ export class Canonicalizer {
     // Jumps into chains the set owns (which may not exist yet) point at a second empty scratch chain instead.
     const stand = `${SCRATCH_PREFIX}J${suffix}`;
     const byTable = new Map<IptablesTable, { spec: RuleSpec; target: string | undefined }[]>();
+    const seen = new Set<string>();
     for (const spec of pending) {
+      const key = keyOf(spec.table, spec.args);
+      if (seen.has(key)) continue;
+      seen.add(key);
       const target = jumpTarget(spec.args);
       const owned = target !== undefined && rules.isOwned(spec.table, target) ? target : undefined;
       const list = byTable.get(spec.table) ?? [];
-      if (!list.some((p) => keyOf(p.spec.table, p.spec.args) === keyOf(spec.table, spec.args))) list.push({ spec, target: owned });
+      list.push({ spec, target: owned });
       byTable.set(spec.table, list);
     }
     const swap = (args: readonly string[], from: string, to: string): string[] => args.map((a) => (a === from ? to : a));
