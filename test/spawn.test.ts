@@ -215,6 +215,19 @@ describePrivileged('runInNetns (root, real namespaces)', () => {
     });
   });
 
+  it('keeps its own reference: closing the handle right after the call does not move the run', async () => {
+    await withNetns(async (tns) => {
+      const ns = tns.open();
+      const inode = ns.inode;
+      const running = runInNetns(ns, ['readlink', '/proc/self/ns/net']);
+      ns.close();
+      // Reuse the fd number for another namespace file: the run must not pick it up.
+      using other = Netns.current();
+      expect(other.fd).toBeGreaterThan(0);
+      expect((await running).stdout.trim()).toBe(`net:[${inode}]`);
+    });
+  });
+
   it('keeps concurrent runs in their own namespaces', async () => {
     await withNetns(async (a, b) => {
       using nsA = a.open();

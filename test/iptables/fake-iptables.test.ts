@@ -55,4 +55,30 @@ describe('FakeIptables', () => {
     expect(saved.stdout).toContain('-A PREROUTING -j ACCEPT\n');
     expect(saved.stdout).not.toContain('*filter');
   });
+
+  it('runs the operations of one client one at a time, in call order', async () => {
+    const fake = new FakeIptables();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    // Every run takes a few ms, so that unserialised operations would overlap.
+    const slow = {
+      async run(argv: readonly string[], stdin?: string) {
+        inFlight += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((r) => setTimeout(r, 3));
+        try {
+          return await fake.run(argv, stdin);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    };
+    const ipt = await Iptables.open({ runner: slow, backend: 'nft' });
+    const sets = [1, 2, 3, 4, 5].map((n) =>
+      new RuleSet().chain('filter', 'PODNET_S').append('filter', 'PODNET_S', ['-m', 'comment', '--comment', `v${n}`, '-j', 'RETURN']),
+    );
+    await Promise.all(sets.map((rules) => ipt.apply(rules)));
+    expect(maxInFlight).toBe(1);
+    expect(fake.dump('nft').filter!.PODNET_S!.rules).toEqual([['-m', 'comment', '--comment', 'v5', '-j', 'RETURN']]);
+  });
 });
