@@ -161,3 +161,132 @@ export class IpsetError extends PodnetError {
     this.netns = context.netns;
   }
 }
+
+/** What a timed-out or cut-off child process had done before it was killed. */
+export interface ProcessErrorContext {
+  argv: readonly string[];
+  netns: string | undefined;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * ProcessTimeoutError means a child process (runInNetns) passed its deadline and was killed with its process group
+ * and reaped; `code` is `ETIMEDOUT`, and the output it wrote before is kept.
+ */
+export class ProcessTimeoutError extends PodnetError {
+  readonly argv: readonly string[];
+  readonly netns: string | undefined;
+  readonly timeoutMs: number;
+  readonly stdout: string;
+  readonly stderr: string;
+
+  constructor(context: ProcessErrorContext, timeoutMs: number) {
+    super(`process '${context.argv[0] ?? ''}' did not finish within ${timeoutMs} ms and was killed`, 'ETIMEDOUT');
+    this.argv = context.argv;
+    this.netns = context.netns;
+    this.timeoutMs = timeoutMs;
+    this.stdout = context.stdout;
+    this.stderr = context.stderr;
+  }
+}
+
+/**
+ * ProcessOutputLimitError means a child process wrote more than its output limit to stdout and stderr together and
+ * was killed; `code` is `ERR_OUTPUT_LIMIT`.
+ */
+export class ProcessOutputLimitError extends PodnetError {
+  readonly argv: readonly string[];
+  readonly netns: string | undefined;
+  readonly limitBytes: number;
+
+  constructor(context: ProcessErrorContext, limitBytes: number) {
+    super(`process '${context.argv[0] ?? ''}' wrote more than ${limitBytes} bytes and was killed`, 'ERR_OUTPUT_LIMIT');
+    this.argv = context.argv;
+    this.netns = context.netns;
+    this.limitBytes = limitBytes;
+  }
+}
+
+/** Why an iptables-restore run failed, as read from its exit code and stderr (both backends, iptables 1.8.9). */
+export type IptablesFailureReason =
+  | 'lock-timeout'
+  | 'bad-argument'
+  | 'missing-target'
+  | 'missing-chain'
+  | 'missing-rule'
+  | 'chain-exists'
+  | 'chain-busy'
+  | 'kernel-rejected'
+  | 'commit-expected'
+  | 'failed'
+  | 'unknown';
+
+/** What an IptablesRestoreError reports besides its message. */
+export interface IptablesRestoreErrorFields {
+  exitCode: number;
+  stderr: string;
+  reason: IptablesFailureReason;
+  /** The 1-based line of the restore input iptables-restore blamed, when it named one. */
+  line: number | undefined;
+  /** The table block that line falls in. */
+  table: string | undefined;
+  /** The failing line's text, or the whole table block when the line is its COMMIT. */
+  rule: string | undefined;
+  /** The input that was sent. */
+  input: string;
+  /** Set when podnet's own rollback of earlier tables failed too. */
+  rollbackError?: unknown;
+}
+
+/**
+ * IptablesRestoreError is a failed iptables-restore run: `code` is `ERR_IPTABLES_RESTORE`, `reason` classifies the
+ * failure, and `line`, `table` and `rule` point into the input that was sent.
+ */
+export class IptablesRestoreError extends PodnetError {
+  readonly exitCode: number;
+  readonly stderr: string;
+  readonly reason: IptablesFailureReason;
+  readonly line: number | undefined;
+  readonly table: string | undefined;
+  readonly rule: string | undefined;
+  readonly input: string;
+  readonly rollbackError: unknown;
+
+  constructor(message: string, fields: IptablesRestoreErrorFields, code = 'ERR_IPTABLES_RESTORE') {
+    super(message, code);
+    this.exitCode = fields.exitCode;
+    this.stderr = fields.stderr;
+    this.reason = fields.reason;
+    this.line = fields.line;
+    this.table = fields.table;
+    this.rule = fields.rule;
+    this.input = fields.input;
+    this.rollbackError = fields.rollbackError;
+  }
+}
+
+/**
+ * IptablesLockTimeoutError is an iptables-restore run that gave up waiting for the xtables lock (legacy backend,
+ * `lockWaitSeconds`); `code` is `ERR_IPTABLES_LOCK_TIMEOUT`.
+ */
+export class IptablesLockTimeoutError extends IptablesRestoreError {
+  constructor(message: string, fields: IptablesRestoreErrorFields) {
+    super(message, fields, 'ERR_IPTABLES_LOCK_TIMEOUT');
+  }
+}
+
+/** IptablesCommandError is a failed iptables-save (or other helper) run: `code` is `ERR_IPTABLES_COMMAND`. */
+export class IptablesCommandError extends PodnetError {
+  readonly argv: readonly string[];
+  readonly exitCode: number;
+  readonly stderr: string;
+
+  constructor(argv: readonly string[], exitCode: number, stderr: string) {
+    const detail = stderr.trim().split('\n').filter((l) => !l.startsWith('#'))[0] ?? '';
+    super(`'${argv[0] ?? ''}' exited with status ${exitCode}${detail ? `: ${detail}` : ''}`, 'ERR_IPTABLES_COMMAND');
+    this.argv = argv;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+}

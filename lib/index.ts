@@ -8,6 +8,8 @@ export {
   InvalidArgumentError,
   isNotFound,
   isAlreadyExists,
+  ProcessTimeoutError,
+  ProcessOutputLimitError,
   type SystemErrorContext,
 } from './errors.js';
 export { IpsetError, type IpsetErrorContext } from './errors.js';
@@ -26,3 +28,11 @@ export type {
 } from './ipset/types.js';
 export { unmapIpv4 } from './ipset/address.js';
 export type { NetlinkPeer } from './netlink/peer.js';
+export { runInNetns, SAFE_PATH, type RunOptions, type RunResult } from './spawn.js';
+export * from './iptables/index.js';
+export {
+  IptablesRestoreError,
+  IptablesLockTimeoutError,
+  IptablesCommandError,
+  type IptablesFailureReason,
+} from './errors.js';

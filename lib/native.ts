@@ -80,6 +80,19 @@ export interface RawIpsetHandle {
   close(): void;
 }
 
+/** What spawnInNetns resolves: the child ran (maybe killed by the deadline or the output limit) and was reaped. */
+export interface RawSpawnResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  timedOut: boolean;
+  outputLimitExceeded: boolean;
+  /** The binary that was executed (resolved on the safe PATH). */
+  path: string;
+  durationMs: number;
+}
+
 /** The raw functions the addon exports. Arguments are checked in TypeScript before these are called. */
 export interface NativeBinding {
   setErrorFactory(factory: (fields: NativeErrorFields) => Error): void;
@@ -92,6 +105,19 @@ export interface NativeBinding {
   /** new IpsetHandle(netnsFd or -1, timeoutMs, exchange?) opens a socket in that netns, or talks to a JS peer. */
   IpsetHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawIpsetHandle;
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
+  /**
+   * Forks, joins netnsFd's namespace (-1: stay), execs argv with exactly env ("NAME=value"), feeds stdin, collects
+   * output until exit, kills the process group at the deadline or the output limit. Rejects only when the program
+   * could not be started (execve / setns errors naming the binary as path).
+   */
+  spawnInNetns(
+    netnsFd: number,
+    argv: string[],
+    env: string[],
+    stdin: Buffer | null,
+    timeoutMs: number,
+    maxOutputBytes: number,
+  ): Promise<RawSpawnResult>;
 }
 
 const defaultPath = fileURLToPath(new URL('../build/Release/podnet.node', import.meta.url));

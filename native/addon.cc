@@ -4,6 +4,7 @@
 
 #include "ipset/ipset_binding.h"
 #include "netns/netns_binding.h"
+#include "spawn/spawn_binding.h"
 #include "util/sys_error.h"
 
 namespace podnet {
@@ -33,6 +34,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
   RegisterNetns(env, exports);
   RegisterIpset(env, exports);
+  RegisterSpawn(env, exports);
   return exports;
 }
 

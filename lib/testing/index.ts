@@ -1,6 +1,7 @@
 /**
- * podnet/testing: fakes for tests of code that uses podnet. FakeNetlink stands in for the kernel's ipset netlink
- * subsystem (`Ipset.open({ netlink: new FakeNetlink() })`).
+ * podnet/testing: fakes for tests of code that uses podnet, each held to the real thing by the same contract tests.
+ * FakeNetlink stands in for the kernel's ipset netlink subsystem (`Ipset.open({ netlink: new FakeNetlink() })`),
+ * FakeIptables for iptables-restore/-save (`Iptables.open({ runner: new FakeIptables() })`).
  */
 export { FakeNetlink, type FakeNetlinkOptions } from './fake-netlink/fake-netlink.js';
 export type { FaultMatch, IpsetCommandName } from './fake-netlink/faults.js';
@@ -11,3 +12,4 @@ export type {
   FakeSetSnapshot,
 } from './fake-netlink/snapshot.js';
 export type { TypeName as FakeSetType } from './fake-netlink/model.js';
+export { FakeIptables, type FakeIptablesDump } from './fake-iptables.js';

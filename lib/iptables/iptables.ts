@@ -1,0 +1,295 @@
+/**
+ * Iptables is the client: rule sets applied in one iptables-restore --noflush run inside a netns, verified against
+ * iptables-save, reconciled, removed. Operations on one client run one at a time, so a snapshot taken for an apply
+ * is not invalidated by the same client's next call.
+ */
+import {
+  IptablesCommandError,
+  PodnetError,
+  IptablesLockTimeoutError,
+  IptablesRestoreError,
+  type IptablesRestoreErrorFields,
+} from '../errors.js';
+import { type Netns } from '../netns.js';
+import { checkInteger, checkOptions, checkString, invalidValue } from '../validate.js';
+import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinary } from './backend.js';
+import { Canonicalizer } from './canonical.js';
+import { type RestoreScript, planApply, planRemove, planRollback } from './render.js';
+import { type IptablesTable, RuleSet } from './rule-set.js';
+import { type IptablesRunner, NetnsRunner } from './runner.js';
+import { type IptablesState, parseSave, withoutPristineTables } from './save-parser.js';
+import { parseRestoreStderr } from './stderr-parser.js';
+import { type VerifyResult, diffRuleSet } from './verify.js';
+
+/** IptablesOptions are the options of Iptables.open. */
+export interface IptablesOptions {
+  /** The namespace to work in (a handle, kept open by you, or a path); default: this process's own. */
+  netns?: Netns | string;
+  /** 4 (iptables, default) or 6 (ip6tables). */
+  family?: IptablesFamily;
+  /** 'auto' (default) detects the backend as the reference describes; 'nft' or 'legacy' forces it. */
+  backend?: 'auto' | IptablesBackend;
+  /** Seconds the legacy backend waits for the xtables lock (`--wait`); default 5. nft takes no lock. */
+  lockWaitSeconds?: number;
+  /** A lock file of your own (XTABLES_LOCKFILE), e.g. one per pod, to avoid host-wide contention (legacy). */
+  lockFile?: string;
+  /** Deadline of each program run in ms; default lockWaitSeconds * 1000 + 30000. */
+  timeoutMs?: number;
+  /** Runs the programs; default a NetnsRunner in `netns`. FakeIptables from podnet/testing plugs in here. */
+  runner?: IptablesRunner;
+}
+
+const DEFAULT_LOCK_WAIT = 5;
+
+/** Iptables applies, verifies and removes RuleSets in one namespace, with one backend and one IP family. */
+export class Iptables {
+  /** backend is the one in use ('nft' or 'legacy'), detected at open when 'auto'. */
+  readonly backend: IptablesBackend;
+  /** family is 4 or 6. */
+  readonly family: IptablesFamily;
+  /** version is the iptables version the restore program reports, e.g. "1.8.9". */
+  readonly version: string;
+  readonly #runner: IptablesRunner;
+  readonly #lockWait: number;
+  readonly #canonical = new Canonicalizer(
+    (script) => this.#restore(script),
+    () => this.#state(),
+  );
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    runner: IptablesRunner,
+    backend: IptablesBackend,
+    family: IptablesFamily,
+    version: string,
+    lockWait: number,
+  ) {
+    this.#runner = runner;
+    this.backend = backend;
+    this.family = family;
+    this.version = version;
+    this.#lockWait = lockWait;
+  }
+
+  /**
+   * Iptables.open checks the options, picks the backend and asks its restore program for its version. Throws
+   * InvalidArgumentError for bad options; rejects when the programs cannot run (a missing namespace or binary:
+   * PodnetSystemError `ENOENT`), or with PodnetError `ERR_IPTABLES_VERSION` when the program reports another backend
+   * than its name says, or is older than 1.8.6 while `lockFile` is set (XTABLES_LOCKFILE would be ignored).
+   */
+  static async open(options?: IptablesOptions): Promise<Iptables> {
+    const opts = checkOptions<IptablesOptions>('options', options);
+    const family = opts.family ?? 4;
+    if (family !== 4 && family !== 6) throw invalidValue('family', '4 or 6', family);
+    const choice = opts.backend ?? 'auto';
+    if (choice !== 'auto' && choice !== 'nft' && choice !== 'legacy') {
+      throw invalidValue('backend', "'auto', 'nft' or 'legacy'", choice);
+    }
+    const lockWait = opts.lockWaitSeconds === undefined ? DEFAULT_LOCK_WAIT : checkInteger('lockWaitSeconds', opts.lockWaitSeconds, 0, 3600);
+    const timeoutMs =
+      opts.timeoutMs === undefined ? lockWait * 1000 + 30_000 : checkInteger('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);
+    const env: Record<string, string> = {};
+    if (opts.lockFile !== undefined) {
+      const file = checkString('lockFile', opts.lockFile, 4096);
+      if (!file.startsWith('/')) throw invalidValue('lockFile', 'an absolute path', file);
+      env.XTABLES_LOCKFILE = file;
+    }
+    const runner = opts.runner ?? new NetnsRunner(opts.netns, { timeoutMs, env });
+    const backend = choice === 'auto' ? await detectBackend(runner, family) : choice;
+    const version = await programVersion(runner, backend, family, opts.lockFile !== undefined);
+    return new Iptables(runner, backend, family, version, lockWait);
+  }
+
+  /**
+   * apply makes the namespace hold the rule set: owned chains exactly as written, the other rules once each. All or
+   * nothing: when a later table fails, the earlier tables are put back. Rejects with IptablesRestoreError (or
+   * IptablesLockTimeoutError), or throws the rule set's first InvalidArgumentError before anything runs.
+   */
+  apply(rules: RuleSet): Promise<void> {
+    checkRuleSet(rules);
+    return this.#exclusive(async () => {
+      const canonical = await this.#canonical.canonicalize(rules);
+      await this.#applyWith(canonical, await this.#state());
+    });
+  }
+
+  /**
+   * verify compares the namespace's state with the rule set, rule texts in iptables-save's canonical form. It changes
+   * no rule a packet can reach; the first time this client sees a rule text it learns its canonical form through a
+   * scratch chain that nothing jumps to (see canonical.ts).
+   */
+  verify(rules: RuleSet): Promise<VerifyResult> {
+    checkRuleSet(rules);
+    return this.#exclusive(async () => {
+      const canonical = await this.#canonical.canonicalize(rules);
+      return diffRuleSet(canonical, await this.#state());
+    });
+  }
+
+  /** reconcile applies the rule set only when verify finds a difference; resolves whether it changed anything. */
+  reconcile(rules: RuleSet): Promise<{ changed: boolean }> {
+    checkRuleSet(rules);
+    return this.#exclusive(async () => {
+      const canonical = await this.#canonical.canonicalize(rules);
+      const before = await this.#state();
+      if (diffRuleSet(canonical, before).inSync) return { changed: false };
+      await this.#applyWith(canonical, before);
+      return { changed: true };
+    });
+  }
+
+  /**
+   * remove deletes the set's rules from chains it does not own (jumps into its chains included), then flushes and
+   * deletes its owned chains, in one run. Resolves whether anything was there to remove.
+   */
+  remove(rules: RuleSet): Promise<{ changed: boolean }> {
+    checkRuleSet(rules);
+    return this.#exclusive(async () => {
+      const canonical = await this.#canonical.canonicalize(rules);
+      const script = planRemove(canonical, await this.#state());
+      if (script.blocks.length === 0) return { changed: false };
+      await this.#restore(script);
+      return { changed: true };
+    });
+  }
+
+  /**
+   * save reads the state: tables -> chains -> (policy, rules), rules in iptables-save's canonical form. Tables that
+   * hold nothing (only empty built-in chains with policy ACCEPT) are left out. Rejects with IptablesCommandError.
+   */
+  save(): Promise<IptablesState> {
+    return this.#exclusive(async () => withoutPristineTables(await this.#state()));
+  }
+
+  /**
+   * restore runs raw restore input with --noflush (an escape hatch and a test aid): the same errors as apply, but no
+   * rollback across tables.
+   */
+  restore(input: string): Promise<void> {
+    checkString('input', input, Infinity, 0);
+    const lines = input.replace(/\n$/, '').split('\n');
+    const blocks: { table: string; first: number; last: number }[] = [];
+    lines.forEach((l, i) => {
+      if (l.startsWith('*')) blocks.push({ table: l.slice(1), first: i + 1, last: lines.length });
+      else if (l === 'COMMIT' && blocks.length) blocks[blocks.length - 1]!.last = i + 1;
+    });
+    return this.#exclusive(() => this.#restore({ text: input, lines, blocks }));
+  }
+
+  async #applyWith(rules: RuleSet, before: IptablesState): Promise<void> {
+    const script = planApply(rules, before);
+    try {
+      await this.#restore(script);
+    } catch (err) {
+      if (!(err instanceof IptablesRestoreError) || err instanceof IptablesLockTimeoutError || rules.tables.length < 2) {
+        throw err;
+      }
+      const failed = script.blocks.findIndex((b) => b.table === err.table);
+      // Unknown failing table: put every table back; rewriting an untouched table is harmless.
+      const committed = (failed < 0 ? rules.tables : rules.tables.slice(0, failed)) as IptablesTable[];
+      if (committed.length === 0) throw err;
+      try {
+        await this.#restore(planRollback(rules, before, committed));
+      } catch (rollbackError) {
+        throw new IptablesRestoreError(`${err.message} (and rolling back earlier tables failed)`, {
+          ...fieldsOf(err),
+          rollbackError,
+        });
+      }
+      throw err;
+    }
+  }
+
+  async #state(): Promise<IptablesState> {
+    const argv = [iptablesBinary(this.backend, this.family, 'save')];
+    const result = await this.#runner.run(argv);
+    if (result.exitCode !== 0) throw new IptablesCommandError(argv, result.exitCode, result.stderr);
+    return parseSave(result.stdout);
+  }
+
+  async #restore(script: RestoreScript): Promise<void> {
+    if (script.text === '') return;
+    const argv = [iptablesBinary(this.backend, this.family, 'restore'), '--noflush'];
+    if (this.backend === 'legacy') argv.push(`--wait=${this.#lockWait}`);
+    const result = await this.#runner.run(argv, script.text);
+    if (result.exitCode === 0) return;
+    throw restoreError(script, result.exitCode, result.stderr);
+  }
+
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const caller = new Error('iptables');
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run.catch((err: unknown) => {
+      if (err instanceof Error && caller.stack) {
+        err.stack = `${err.stack ?? String(err)}\n    --- async call site ---\n${caller.stack.split('\n').slice(2).join('\n')}`;
+      }
+      throw err;
+    });
+  }
+}
+
+// "iptables-nft-restore v1.8.9 (nf_tables)"; legacy names itself "iptables-restore v1.8.9 (legacy)".
+const VERSION_LINE = /v(\d+)\.(\d+)\.(\d+) \((legacy|nf_tables)\)/;
+
+async function programVersion(
+  runner: IptablesRunner,
+  backend: IptablesBackend,
+  family: IptablesFamily,
+  lockFile: boolean,
+): Promise<string> {
+  const argv = [iptablesBinary(backend, family, 'restore'), '--version'];
+  const result = await runner.run(argv);
+  const m = VERSION_LINE.exec(result.stdout);
+  if (result.exitCode !== 0 || !m) throw new IptablesCommandError(argv, result.exitCode, result.stderr || result.stdout);
+  const version = `${m[1]}.${m[2]}.${m[3]}`;
+  if ((m[4] === 'nf_tables' ? 'nft' : 'legacy') !== backend) {
+    throw new PodnetError(`'${argv[0]}' reports the ${m[4]} backend, not ${backend}`, 'ERR_IPTABLES_VERSION');
+  }
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (lockFile && major * 10000 + minor * 100 + patch < 10806) {
+    throw new PodnetError(`iptables ${version} ignores XTABLES_LOCKFILE (1.8.6 or newer needed for lockFile)`, 'ERR_IPTABLES_VERSION');
+  }
+  return version;
+}
+
+function checkRuleSet(rules: unknown): asserts rules is RuleSet {
+  if (!(rules instanceof RuleSet)) throw invalidValue('rules', 'a RuleSet', rules);
+  rules.check();
+}
+
+function fieldsOf(err: IptablesRestoreError): IptablesRestoreErrorFields {
+  return {
+    exitCode: err.exitCode,
+    stderr: err.stderr,
+    reason: err.reason,
+    line: err.line,
+    table: err.table,
+    rule: err.rule,
+    input: err.input,
+  };
+}
+
+/** restoreError builds the typed error for a failed run of script. */
+export function restoreError(script: RestoreScript, exitCode: number, stderr: string): IptablesRestoreError {
+  const parsed = parseRestoreStderr(stderr);
+  const block = parsed.line === undefined ? undefined : script.blocks.find((b) => parsed.line! >= b.first && parsed.line! <= b.last);
+  let rule: string | undefined;
+  if (parsed.line !== undefined) {
+    const text = script.lines[parsed.line - 1];
+    rule = text === 'COMMIT' && block ? script.lines.slice(block.first - 1, block.last).join('\n') : text;
+  }
+  const fields: IptablesRestoreErrorFields = {
+    exitCode,
+    stderr,
+    reason: parsed.reason,
+    line: parsed.line,
+    table: block?.table,
+    rule,
+    input: script.text,
+  };
+  const where = parsed.line === undefined ? '' : ` at line ${parsed.line}${block ? ` (table ${block.table})` : ''}`;
+  const message = `iptables-restore failed${where}: ${parsed.message}`;
+  if (parsed.reason === 'lock-timeout') return new IptablesLockTimeoutError(message, fields);
+  return new IptablesRestoreError(message, fields);
+}

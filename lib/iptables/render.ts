@@ -1,0 +1,150 @@
+/**
+ * Restore input for applying, removing and rolling back a RuleSet. Each table is one `*table ... COMMIT` block for
+ * `iptables-restore --noflush`, so each table changes atomically; the block map lets an error's line be traced back
+ * to its table and text.
+ *
+ * Idempotence: an owned chain is declared `:NAME - [0:0]`, which creates it or (noflush) flushes it, and its rules
+ * are written again. Rules in chains the set does not own (jumps from built-in chains) are first deleted by the
+ * exact text iptables-save printed for them, then added again: applying twice never duplicates them, and their
+ * order is the rule set's.
+ */
+import type { IptablesTable, RuleSet, RuleSpec } from './rule-set.js';
+import { renderArgs } from './quote.js';
+import type { IptablesState, TableState } from './save-parser.js';
+
+/** A block of restore input: lines first..last (1-based, inclusive; last is COMMIT). */
+export interface RestoreBlock {
+  table: string;
+  first: number;
+  last: number;
+}
+
+/** RestoreScript is restore input with its block map. */
+export interface RestoreScript {
+  text: string;
+  lines: readonly string[];
+  blocks: readonly RestoreBlock[];
+}
+
+class ScriptBuilder {
+  readonly lines: string[] = [];
+  readonly blocks: RestoreBlock[] = [];
+
+  block(table: string, body: readonly string[]): void {
+    if (body.length === 0) return;
+    const first = this.lines.length + 1;
+    this.lines.push(`*${table}`, ...body, 'COMMIT');
+    this.blocks.push({ table, first, last: this.lines.length });
+  }
+
+  build(): RestoreScript {
+    return { text: this.lines.length ? `${this.lines.join('\n')}\n` : '', lines: this.lines, blocks: this.blocks };
+  }
+}
+
+/** jumpTarget returns the chain or target a rule's `-j`/`-g` names (the last one), if any. */
+export function jumpTarget(args: readonly string[]): string | undefined {
+  let target: string | undefined;
+  for (let i = 0; i < args.length - 1; i++) {
+    if (args[i] === '-j' || args[i] === '--jump' || args[i] === '-g' || args[i] === '--goto') target = args[i + 1];
+  }
+  return target;
+}
+
+function sameArgs(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function ruleLine(rule: RuleSpec): string {
+  const head = rule.position === undefined ? `-A ${rule.chain}` : `-I ${rule.chain} ${rule.position}`;
+  return `${head} ${renderArgs(rule.args)}`;
+}
+
+/**
+ * ownedRulesOutside lists, per chain the set does not own, the rules currently there that belong to the set: jumps
+ * into an owned chain, and copies of the set's own rules for that chain. These are what apply re-creates and remove
+ * deletes.
+ */
+export function ownedRulesOutside(rules: RuleSet, table: IptablesTable, current: TableState | undefined): [string, string[]][] {
+  const found: [string, string[]][] = [];
+  if (!current) return found;
+  const owned = rules.ownedChains(table);
+  const specs = rules.rules(table);
+  for (const [chain, state] of Object.entries(current.chains)) {
+    if (owned.includes(chain)) continue;
+    const mine = specs.filter((s) => s.chain === chain);
+    for (const args of state.rules) {
+      const target = jumpTarget(args);
+      if ((target !== undefined && owned.includes(target)) || mine.some((s) => sameArgs(s.args, args))) {
+        found.push([chain, args]);
+      }
+    }
+  }
+  return found;
+}
+
+function applyBody(rules: RuleSet, table: IptablesTable, current: TableState | undefined): string[] {
+  const body = rules.ownedChains(table).map((c) => `:${c} - [0:0]`);
+  for (const [chain, args] of ownedRulesOutside(rules, table, current)) body.push(`-D ${chain} ${renderArgs(args)}`);
+  for (const rule of rules.rules(table)) body.push(ruleLine(rule));
+  return body;
+}
+
+/** renderRuleSet is the restore input of a rule set on its own (nothing to delete first). */
+export function renderRuleSet(rules: RuleSet): string {
+  return planApply(rules, { tables: {} }).text;
+}
+
+/** planApply is the restore input that makes the state hold exactly the rule set's chains and rules. */
+export function planApply(rules: RuleSet, current: IptablesState): RestoreScript {
+  const script = new ScriptBuilder();
+  for (const table of rules.tables) script.block(table, applyBody(rules, table, current.tables[table]));
+  return script.build();
+}
+
+/** planRemove deletes the set's rules from chains it does not own, then flushes and deletes its owned chains. */
+export function planRemove(rules: RuleSet, current: IptablesState): RestoreScript {
+  const script = new ScriptBuilder();
+  for (const table of rules.tables) {
+    const state = current.tables[table];
+    const body: string[] = [];
+    for (const [chain, args] of ownedRulesOutside(rules, table, state)) body.push(`-D ${chain} ${renderArgs(args)}`);
+    const existing = rules.ownedChains(table).filter((c) => state?.chains[c] !== undefined);
+    // Flush all before deleting any: owned chains may jump to each other.
+    for (const chain of existing) body.push(`:${chain} - [0:0]`);
+    for (const chain of existing) body.push(`-X ${chain}`);
+    script.block(table, body);
+  }
+  return script.build();
+}
+
+/**
+ * planRollback puts tables back as they were in `before` where the rule set could have changed them: owned chains
+ * get their old rules (or are deleted if they did not exist), and every other chain the set writes to or had jumps
+ * in is flushed and refilled from `before`. Counters of those chains restart at zero.
+ */
+export function planRollback(rules: RuleSet, before: IptablesState, tables: readonly IptablesTable[]): RestoreScript {
+  const script = new ScriptBuilder();
+  for (const table of tables) {
+    const old = before.tables[table];
+    const owned = rules.ownedChains(table);
+    const touched = new Set(rules.rules(table).map((r) => r.chain).filter((c) => !owned.includes(c)));
+    for (const [chain] of ownedRulesOutside(rules, table, old)) touched.add(chain);
+
+    const body = owned.map((c) => `:${c} - [0:0]`);
+    const refill: string[] = [];
+    for (const chain of touched) {
+      const state = old?.chains[chain];
+      if (!state) continue;
+      body.push(`-F ${chain}`);
+      for (const args of state.rules) refill.push(`-A ${chain} ${renderArgs(args)}`);
+    }
+    for (const chain of owned) {
+      for (const args of old?.chains[chain]?.rules ?? []) refill.push(`-A ${chain} ${renderArgs(args)}`);
+    }
+    body.push(...refill);
+    for (const chain of owned) if (old?.chains[chain] === undefined) body.push(`-X ${chain}`);
+    script.block(table, body);
+  }
+  return script.build();
+}

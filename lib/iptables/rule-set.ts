@@ -1,0 +1,175 @@
+/**
+ * RuleSet is a transaction of iptables rules: chains it owns and rules it appends or inserts. It is built freely;
+ * the first invalid call is remembered and reported by check() / render() / apply, so nothing runs with a bad rule.
+ */
+import { InvalidArgumentError } from '../errors.js';
+import { invalidType, invalidValue } from '../validate.js';
+import { MAX_ARG_BYTES } from './quote.js';
+import { renderRuleSet } from './render.js';
+
+/** The tables iptables-restore knows. */
+export const TABLES = ['filter', 'nat', 'mangle', 'raw', 'security'] as const;
+/** IptablesTable is one of TABLES. */
+export type IptablesTable = (typeof TABLES)[number];
+
+/** The built-in chains of each table, in iptables-save order. */
+export const BUILTIN_CHAINS: Readonly<Record<IptablesTable, readonly string[]>> = {
+  filter: ['INPUT', 'FORWARD', 'OUTPUT'],
+  nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
+  mangle: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'],
+  raw: ['PREROUTING', 'OUTPUT'],
+  security: ['INPUT', 'FORWARD', 'OUTPUT'],
+};
+
+/** User chain names are at most 28 characters (kernel limit, XT_EXTENSION_MAXNAMELEN - 1 minus the NUL). */
+export const MAX_CHAIN_NAME = 28;
+/** iptables-restore keeps at most 255 arguments per line; leave room for "-A CHAIN". */
+export const MAX_RULE_ARGS = 250;
+
+const CHAIN_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:@+-]*$/;
+const RESERVED = new Set(['ACCEPT', 'DROP', 'RETURN', 'QUEUE']);
+// Any control character would end the line or change how restore splits it.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** A rule of a RuleSet: appended to its chain, or inserted at a 1-based position. */
+export interface RuleSpec {
+  readonly table: IptablesTable;
+  readonly chain: string;
+  readonly position: number | undefined;
+  readonly args: readonly string[];
+}
+
+/** checkTable throws unless table is one of TABLES. */
+export function checkTable(table: unknown): IptablesTable {
+  if (typeof table !== 'string') throw invalidType('table', 'a string', table);
+  if (!(TABLES as readonly string[]).includes(table)) throw invalidValue('table', `one of ${TABLES.join(', ')}`, table);
+  return table as IptablesTable;
+}
+
+/** checkChainName throws unless name is a chain name iptables-restore reads back as one word. */
+export function checkChainName(name: unknown, argument = 'chain'): string {
+  if (typeof name !== 'string') throw invalidType(argument, 'a string', name);
+  if (name.length === 0 || name.length > MAX_CHAIN_NAME || !CHAIN_NAME.test(name)) {
+    throw invalidValue(
+      argument,
+      `a chain name of 1 to ${MAX_CHAIN_NAME} letters, digits or _.:@+- not starting with -`,
+      name,
+    );
+  }
+  return name;
+}
+
+/** checkRuleArgs throws unless every argument survives the restore input as exactly one argument. */
+export function checkRuleArgs(args: unknown): readonly string[] {
+  if (!Array.isArray(args)) throw invalidType('args', 'an array of strings', args);
+  if (args.length === 0 || args.length > MAX_RULE_ARGS) {
+    throw invalidValue('args', `1 to ${MAX_RULE_ARGS} arguments`, args);
+  }
+  args.forEach((arg: unknown, i) => {
+    const name = `args[${i}]`;
+    if (typeof arg !== 'string') throw invalidType(name, 'a string', arg);
+    if (arg.length === 0 || CONTROL.test(arg) || Buffer.byteLength(arg) > MAX_ARG_BYTES) {
+      throw invalidValue(name, `a non-empty argument of at most ${MAX_ARG_BYTES} bytes without control characters`, arg);
+    }
+  });
+  return Object.freeze([...(args as string[])]);
+}
+
+/** RuleSet collects owned chains and rules, per table, in the order they were added. */
+export class RuleSet {
+  #tables: IptablesTable[] = [];
+  #owned = new Map<IptablesTable, string[]>();
+  #rules: RuleSpec[] = [];
+  #error: InvalidArgumentError | undefined;
+
+  /** chain declares that this rule set owns table/name: apply creates (or flushes and refills) it, remove deletes it. */
+  chain(table: IptablesTable, name: string): this {
+    this.#record(() => {
+      const t = checkTable(table);
+      const n = checkChainName(name, 'name');
+      if ((BUILTIN_CHAINS[t] as readonly string[]).includes(n) || RESERVED.has(n)) {
+        throw invalidValue('name', `a user chain name (not built into ${t} and not a verdict)`, n);
+      }
+      const owned = this.#owned.get(t) ?? [];
+      if (owned.includes(n)) throw invalidValue('name', `a chain not yet declared in ${t}`, n);
+      this.#touch(t);
+      owned.push(n);
+      this.#owned.set(t, owned);
+    });
+    return this;
+  }
+
+  /** append adds `-A chain args` (args as iptables takes them, one argument per element, never quoted by you). */
+  append(table: IptablesTable, chain: string, args: readonly string[]): this {
+    this.#record(() => this.#add(table, chain, undefined, args));
+    return this;
+  }
+
+  /** insert adds `-I chain position args` (position 1 is the head of the chain). */
+  insert(table: IptablesTable, chain: string, position: number, args: readonly string[]): this {
+    this.#record(() => {
+      if (typeof position !== 'number') throw invalidType('position', 'an integer between 1 and 65535', position);
+      if (!Number.isInteger(position) || position < 1 || position > 65535) {
+        throw invalidValue('position', 'an integer between 1 and 65535', position);
+      }
+      this.#add(table, chain, position, args);
+    });
+    return this;
+  }
+
+  /** tables lists the tables this rule set touches, in first-use order. */
+  get tables(): readonly IptablesTable[] {
+    return this.#tables;
+  }
+
+  /** ownedChains lists the chains owned in table, in declaration order. */
+  ownedChains(table: IptablesTable): readonly string[] {
+    return this.#owned.get(table) ?? [];
+  }
+
+  /** isOwned tells whether table/chain is owned by this rule set. */
+  isOwned(table: IptablesTable, chain: string): boolean {
+    return this.ownedChains(table).includes(chain);
+  }
+
+  /** rules lists the rules of table (or of every table) in the order they were added. */
+  rules(table?: IptablesTable): readonly RuleSpec[] {
+    return table === undefined ? this.#rules : this.#rules.filter((r) => r.table === table);
+  }
+
+  /** check throws the first invalid call's InvalidArgumentError, if any. */
+  check(): void {
+    if (this.#error) throw this.#error;
+  }
+
+  /**
+   * render returns the restore input for this rule set on its own (for `iptables-restore --noflush`). Iptables.apply
+   * adds the deletions that keep re-applying idempotent. Throws the first invalid call's error.
+   */
+  render(): string {
+    this.check();
+    return renderRuleSet(this);
+  }
+
+  #touch(table: IptablesTable): void {
+    if (!this.#tables.includes(table)) this.#tables.push(table);
+  }
+
+  #add(table: IptablesTable, chain: string, position: number | undefined, args: readonly string[]): void {
+    const t = checkTable(table);
+    const c = checkChainName(chain);
+    const a = checkRuleArgs(args);
+    this.#touch(t);
+    this.#rules.push(Object.freeze({ table: t, chain: c, position, args: a }));
+  }
+
+  #record(fn: () => void): void {
+    if (this.#error) return;
+    try {
+      fn();
+    } catch (err) {
+      if (!(err instanceof InvalidArgumentError)) throw err;
+      this.#error = err;
+    }
+  }
+}

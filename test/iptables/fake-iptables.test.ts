@@ -1,0 +1,84 @@
+// What the fake offers beyond the contract suite: a read-only dump, the record of runs, and the same failure as the
+// real runner for a program that is not installed.
+import { describe, expect, it } from 'vitest';
+
+import { Iptables, PodnetSystemError, RuleSet, isNotFound } from '../../lib/index.js';
+import { FakeIptables } from '../../lib/testing/index.js';
+
+describe('FakeIptables', () => {
+  it('dumps a copy that callers cannot use to change its state', async () => {
+    const fake = new FakeIptables();
+    const ipt = await Iptables.open({ runner: fake, backend: 'nft' });
+    await ipt.apply(new RuleSet().chain('filter', 'PODNET_F').append('filter', 'PODNET_F', ['-j', 'RETURN']));
+    const dump = fake.dump('nft');
+    expect(dump.filter!.PODNET_F).toEqual({ policy: null, rules: [['-j', 'RETURN']] });
+    dump.filter!.PODNET_F!.rules.push(['-j', 'DROP']);
+    expect(fake.dump('nft').filter!.PODNET_F!.rules).toEqual([['-j', 'RETURN']]);
+    expect(fake.dump('legacy')).toEqual({});
+  });
+
+  it('records every run with its argv', async () => {
+    const fake = new FakeIptables();
+    const ipt = await Iptables.open({ runner: fake, backend: 'legacy', lockWaitSeconds: 3 });
+    await ipt.apply(new RuleSet().chain('nat', 'PODNET_N'));
+    expect(fake.calls).toEqual([
+      ['iptables-legacy-restore', '--version'],
+      ['iptables-legacy-save'],
+      ['iptables-legacy-restore', '--noflush', '--wait=3'],
+    ]);
+  });
+
+  it('rejects a program it does not know as the real runner does for a missing binary', async () => {
+    const err = await new FakeIptables().run(['nft', 'list', 'ruleset']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PodnetSystemError);
+    expect(err).toMatchObject({ code: 'ENOENT', syscall: 'execve', path: 'nft' });
+    expect(isNotFound(err)).toBe(true);
+  });
+
+  it('flushes the tables it restores without --noflush, as iptables-restore does', async () => {
+    const fake = new FakeIptables();
+    await fake.run(['iptables-nft-restore', '-n'], '*filter\n:PODNET_F - [0:0]\n-A INPUT -j PODNET_F\nCOMMIT\n');
+    const result = await fake.run(['iptables-nft-restore'], '*filter\n-A INPUT -j ACCEPT\nCOMMIT\n');
+    expect(result.exitCode).toBe(0);
+    expect(fake.dump('nft').filter).toEqual({
+      INPUT: { policy: 'ACCEPT', rules: [['-j', 'ACCEPT']] },
+      FORWARD: { policy: 'ACCEPT', rules: [] },
+      OUTPUT: { policy: 'ACCEPT', rules: [] },
+    });
+  });
+
+  it('answers iptables-save for one table with -t', async () => {
+    const fake = new FakeIptables();
+    await fake.run(['iptables-nft-restore', '-n'], '*nat\n-A PREROUTING -j ACCEPT\nCOMMIT\n*filter\n-A INPUT -j DROP\nCOMMIT\n');
+    const saved = await fake.run(['iptables-nft-save', '-t', 'nat']);
+    expect(saved.stdout).toContain('*nat\n');
+    expect(saved.stdout).toContain('-A PREROUTING -j ACCEPT\n');
+    expect(saved.stdout).not.toContain('*filter');
+  });
+
+  it('runs the operations of one client one at a time, in call order', async () => {
+    const fake = new FakeIptables();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    // Every run takes a few ms, so that unserialised operations would overlap.
+    const slow = {
+      async run(argv: readonly string[], stdin?: string) {
+        inFlight += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((r) => setTimeout(r, 3));
+        try {
+          return await fake.run(argv, stdin);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    };
+    const ipt = await Iptables.open({ runner: slow, backend: 'nft' });
+    const sets = [1, 2, 3, 4, 5].map((n) =>
+      new RuleSet().chain('filter', 'PODNET_S').append('filter', 'PODNET_S', ['-m', 'comment', '--comment', `v${n}`, '-j', 'RETURN']),
+    );
+    await Promise.all(sets.map((rules) => ipt.apply(rules)));
+    expect(maxInFlight).toBe(1);
+    expect(fake.dump('nft').filter!.PODNET_S!.rules).toEqual([['-m', 'comment', '--comment', 'v5', '-j', 'RETURN']]);
+  });
+});

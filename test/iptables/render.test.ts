@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+
+import { IptablesLockTimeoutError, IptablesRestoreError, RuleSet, parseSave } from '../../lib/index.js';
+import { restoreError } from '../../lib/iptables/iptables.js';
+import { planApply, planRemove, planRollback } from '../../lib/iptables/render.js';
+
+const RULES = new RuleSet()
+  .chain('nat', 'MESH_IN')
+  .append('nat', 'PREROUTING', ['-j', 'MESH_IN'])
+  .append('nat', 'MESH_IN', ['-p', 'tcp', '-j', 'REDIRECT', '--to-ports', '15006'])
+  .append('filter', 'INPUT', ['-m', 'comment', '--comment', 'mesh probe', '-j', 'ACCEPT']);
+
+// A namespace where the set was applied once, plus a stale second jump and foreign rules around it.
+const APPLIED = parseSave(`*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:MESH_IN - [0:0]
+-A PREROUTING -s 10.1.0.0/16 -j ACCEPT
+-A PREROUTING -j MESH_IN
+-A PREROUTING -p tcp -j MESH_IN
+-A MESH_IN -p tcp -j REDIRECT --to-ports 15006
+COMMIT
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+-A INPUT -m comment --comment "mesh probe" -j ACCEPT
+-A INPUT -j DROP
+COMMIT
+`);
+
+describe('restore plans', () => {
+  it('apply deletes every jump into owned chains and every copy of its rules first, by their saved text', () => {
+    const script = planApply(RULES, APPLIED);
+    expect(script.text).toBe(
+      [
+        '*nat',
+        ':MESH_IN - [0:0]',
+        '-D PREROUTING -j MESH_IN',
+        '-D PREROUTING -p tcp -j MESH_IN',
+        '-A PREROUTING -j MESH_IN',
+        '-A MESH_IN -p tcp -j REDIRECT --to-ports 15006',
+        'COMMIT',
+        '*filter',
+        '-D INPUT -m comment --comment "mesh probe" -j ACCEPT',
+        '-A INPUT -m comment --comment "mesh probe" -j ACCEPT',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
+    expect(script.blocks).toEqual([
+      { table: 'nat', first: 1, last: 7 },
+      { table: 'filter', first: 8, last: 11 },
+    ]);
+  });
+
+  it('remove deletes the rules outside owned chains, then flushes and deletes the owned chains', () => {
+    expect(planRemove(RULES, APPLIED).text).toBe(
+      [
+        '*nat',
+        '-D PREROUTING -j MESH_IN',
+        '-D PREROUTING -p tcp -j MESH_IN',
+        ':MESH_IN - [0:0]',
+        '-X MESH_IN',
+        'COMMIT',
+        '*filter',
+        '-D INPUT -m comment --comment "mesh probe" -j ACCEPT',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('remove has nothing to do where nothing of the set exists', () => {
+    expect(planRemove(RULES, { tables: {} }).text).toBe('');
+  });
+
+  it('rollback refills the touched chains from the earlier state and deletes chains that did not exist', () => {
+    expect(planRollback(RULES, APPLIED, ['nat']).text).toBe(
+      [
+        '*nat',
+        ':MESH_IN - [0:0]',
+        '-F PREROUTING',
+        '-A PREROUTING -s 10.1.0.0/16 -j ACCEPT',
+        '-A PREROUTING -j MESH_IN',
+        '-A PREROUTING -p tcp -j MESH_IN',
+        '-A MESH_IN -p tcp -j REDIRECT --to-ports 15006',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
+    expect(planRollback(RULES, { tables: {} }, ['nat']).text).toBe('*nat\n:MESH_IN - [0:0]\n-X MESH_IN\nCOMMIT\n');
+  });
+});
+
+describe('restoreError', () => {
+  const script = planApply(RULES, { tables: {} });
+
+  it('names the rule line and its table', () => {
+    const err = restoreError(script, 1, 'iptables-restore: line 3 failed\n');
+    expect(err).toBeInstanceOf(IptablesRestoreError);
+    expect(err).toMatchObject({ line: 3, table: 'nat', rule: '-A PREROUTING -j MESH_IN', reason: 'failed', exitCode: 1 });
+    expect(err.message).toBe('iptables-restore failed at line 3 (table nat): iptables-restore: line 3 failed');
+  });
+
+  it('gives the whole block when the line is COMMIT', () => {
+    const err = restoreError(script, 1, 'iptables-restore: line 8 failed\n');
+    expect(err).toMatchObject({
+      line: 8,
+      table: 'filter',
+      rule: '*filter\n-A INPUT -m comment --comment "mesh probe" -j ACCEPT\nCOMMIT',
+    });
+  });
+
+  it('builds the lock timeout class for a held lock', () => {
+    const err = restoreError(script, 4, 'Another app is currently holding the xtables lock. Stopped waiting after 1s.\n');
+    expect(err).toBeInstanceOf(IptablesLockTimeoutError);
+    expect(err).toMatchObject({ code: 'ERR_IPTABLES_LOCK_TIMEOUT', line: undefined, table: undefined, rule: undefined });
+  });
+});

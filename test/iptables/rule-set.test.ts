@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+
+import { InvalidArgumentError, RuleSet, quoteArg, tokenizeLine } from '../../lib/index.js';
+
+function firstError(build: (rs: RuleSet) => void): unknown {
+  const rs = new RuleSet();
+  build(rs);
+  try {
+    rs.render();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected render() to throw');
+}
+
+describe('RuleSet rendering', () => {
+  it('renders owned chains first, then rules in the order they were added, one block per table', () => {
+    const rs = new RuleSet()
+      .chain('nat', 'ISTIO_PRERT')
+      .chain('nat', 'ISTIO_POSTRT')
+      .append('nat', 'PREROUTING', ['-j', 'ISTIO_PRERT'])
+      .insert('nat', 'POSTROUTING', 1, ['-j', 'ISTIO_POSTRT'])
+      .append('nat', 'ISTIO_PRERT', ['-p', 'tcp', '-j', 'REDIRECT', '--to-ports', '15006'])
+      .append('filter', 'INPUT', ['-p', 'tcp', '-m', 'tcp', '--dport', '22', '-j', 'ACCEPT']);
+    expect(rs.render()).toBe(
+      [
+        '*nat',
+        ':ISTIO_PRERT - [0:0]',
+        ':ISTIO_POSTRT - [0:0]',
+        '-A PREROUTING -j ISTIO_PRERT',
+        '-I POSTROUTING 1 -j ISTIO_POSTRT',
+        '-A ISTIO_PRERT -p tcp -j REDIRECT --to-ports 15006',
+        'COMMIT',
+        '*filter',
+        '-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
+    expect(rs.tables).toEqual(['nat', 'filter']);
+    expect(rs.ownedChains('nat')).toEqual(['ISTIO_PRERT', 'ISTIO_POSTRT']);
+  });
+
+  it('renders an empty rule set as empty input', () => {
+    expect(new RuleSet().render()).toBe('');
+  });
+
+  it.each([
+    ['plain', 'abc', 'abc'],
+    ['space', 'a b', '"a b"'],
+    ['double quote', 'say "hi"', '"say \\"hi\\""'],
+    ['single quote', "it's", '"it\'s"'],
+    ['backslash', 'a\\b', '"a\\\\b"'],
+    ['restore line inside', 'x -A INPUT -j DROP', '"x -A INPUT -j DROP"'],
+    ['unicode', 'pod café', '"pod café"'],
+  ])('quotes %s so the restore tokenizer reads it back as one argument', (_name, arg, quoted) => {
+    expect(quoteArg(arg)).toBe(quoted);
+    expect(tokenizeLine(`-A C -m comment --comment ${quoteArg(arg)} -j ACCEPT`)).toEqual([
+      '-A',
+      'C',
+      '-m',
+      'comment',
+      '--comment',
+      arg,
+      '-j',
+      'ACCEPT',
+    ]);
+  });
+
+  it('keeps a quoted restore line inside one argument of one rule', () => {
+    const rs = new RuleSet().append('filter', 'INPUT', ['-m', 'comment', '--comment', 'x" -A INPUT -j DROP "y', '-j', 'ACCEPT']);
+    const lines = rs.render().trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(tokenizeLine(lines[1]!)).toEqual(['-A', 'INPUT', '-m', 'comment', '--comment', 'x" -A INPUT -j DROP "y', '-j', 'ACCEPT']);
+  });
+});
+
+describe('RuleSet validation', () => {
+  it.each([
+    ['table', (rs: RuleSet) => rs.chain('nope' as 'nat', 'A'), 'ERR_INVALID_ARG_VALUE'],
+    ['table', (rs: RuleSet) => rs.append(1 as unknown as 'nat', 'A', ['-j', 'ACCEPT']), 'ERR_INVALID_ARG_TYPE'],
+    ['name', (rs: RuleSet) => rs.chain('nat', 'A'.repeat(29)), 'ERR_INVALID_ARG_VALUE'],
+    ['name', (rs: RuleSet) => rs.chain('nat', 'HAS SPACE'), 'ERR_INVALID_ARG_VALUE'],
+    ['name', (rs: RuleSet) => rs.chain('nat', '-A'), 'ERR_INVALID_ARG_VALUE'],
+    ['name', (rs: RuleSet) => rs.chain('nat', 'PREROUTING'), 'ERR_INVALID_ARG_VALUE'],
+    ['name', (rs: RuleSet) => rs.chain('filter', 'ACCEPT'), 'ERR_INVALID_ARG_VALUE'],
+    ['name', (rs: RuleSet) => rs.chain('nat', 'X').chain('nat', 'X'), 'ERR_INVALID_ARG_VALUE'],
+    ['chain', (rs: RuleSet) => rs.append('filter', 'IN\nPUT', ['-j', 'ACCEPT']), 'ERR_INVALID_ARG_VALUE'],
+    ['chain', (rs: RuleSet) => rs.append('filter', '', ['-j', 'ACCEPT']), 'ERR_INVALID_ARG_VALUE'],
+    ['args', (rs: RuleSet) => rs.append('filter', 'INPUT', []), 'ERR_INVALID_ARG_VALUE'],
+    ['args', (rs: RuleSet) => rs.append('filter', 'INPUT', '-j ACCEPT' as unknown as string[]), 'ERR_INVALID_ARG_TYPE'],
+    ['args[1]', (rs: RuleSet) => rs.append('filter', 'INPUT', ['-j', 'ACCEPT\n-A INPUT -j DROP']), 'ERR_INVALID_ARG_VALUE'],
+    ['args[1]', (rs: RuleSet) => rs.append('filter', 'INPUT', ['-j', 'ACCEPT\r']), 'ERR_INVALID_ARG_VALUE'],
+    ['args[1]', (rs: RuleSet) => rs.append('filter', 'INPUT', ['-j', 'A\0B']), 'ERR_INVALID_ARG_VALUE'],
+    ['args[1]', (rs: RuleSet) => rs.append('filter', 'INPUT', ['-j', 'A\tB']), 'ERR_INVALID_ARG_VALUE'],
+    ['args[0]', (rs: RuleSet) => rs.append('filter', 'INPUT', ['', '-j', 'ACCEPT']), 'ERR_INVALID_ARG_VALUE'],
+    ['args[3]', (rs: RuleSet) => rs.append('filter', 'INPUT', ['-m', 'comment', '--comment', 'x'.repeat(1024)]), 'ERR_INVALID_ARG_VALUE'],
+    ['args[0]', (rs: RuleSet) => rs.append('filter', 'INPUT', [5 as unknown as string]), 'ERR_INVALID_ARG_TYPE'],
+    ['position', (rs: RuleSet) => rs.insert('nat', 'PREROUTING', 0, ['-j', 'ACCEPT']), 'ERR_INVALID_ARG_VALUE'],
+    ['position', (rs: RuleSet) => rs.insert('nat', 'PREROUTING', 1.5, ['-j', 'ACCEPT']), 'ERR_INVALID_ARG_VALUE'],
+  ])('reports a bad %s as the first error (%#)', (argument, build, code) => {
+    const err = firstError(build);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err).toMatchObject({ code, argument });
+  });
+
+  it('keeps the first error even after later valid calls', () => {
+    const rs = new RuleSet().append('filter', 'INPUT', ['a\nb']).chain('nat', 'OK').append('filter', 'INPUT', ['-j', 'ACCEPT']);
+    expect(() => rs.check()).toThrow(/args\[0\]/);
+  });
+
+  it('accepts names of exactly 28 characters', () => {
+    const name = 'C'.repeat(28);
+    expect(new RuleSet().chain('nat', name).render()).toContain(`:${name} - [0:0]`);
+  });
+});
