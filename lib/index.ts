@@ -36,3 +36,9 @@ export {
   IptablesCommandError,
   type IptablesFailureReason,
 } from './errors.js';
+export { NodeNetwork, type NodeNetworkOptions, type PodInfo, type NodeVerifyReport, type SnapshotReport } from './agent/node-network.js';
+export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy } from './agent/probe-set.js';
+export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type InpodRulesConfig } from './agent/rules.js';
+export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
+export type { Logger, LogFields } from './agent/logger.js';
+export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest } from './agent/backends.js';

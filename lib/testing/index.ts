@@ -13,3 +13,4 @@ export type {
 } from './fake-netlink/snapshot.js';
 export type { TypeName as FakeSetType } from './fake-netlink/model.js';
 export { FakeIptables, type FakeIptablesDump } from './fake-iptables.js';
+export { FakeNode, FakeNetnsOpener } from './fake-node.js';

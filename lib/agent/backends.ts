@@ -1,0 +1,55 @@
+/**
+ * The seams of the agent layer: how it opens namespaces, ipset and iptables.
+ * Defaults are the real ones; podnet/testing has fakes with the same shapes.
+ */
+import type { Ipset } from '../ipset/client.js';
+import { Iptables } from '../iptables/iptables.js';
+import { Netns, type NetnsLike } from '../netns.js';
+
+/** A namespace as the agent holds it while working on a pod. */
+export interface AgentNetns {
+  /** The path it was opened from. */
+  readonly path: string;
+  /** Unique per namespace (device and inode for real namespaces). */
+  readonly id: string;
+  /** The real handle, when there is one (fakes have none). */
+  readonly handle?: Netns;
+  close(): void;
+}
+
+/** NetnsOpener opens pod namespaces; it throws when the namespace is gone (ENOENT). */
+export interface NetnsOpener {
+  open(netns: NetnsLike): AgentNetns;
+}
+
+/** What an iptables client is wanted for: a namespace (undefined: the host's), a family, a backend. */
+export interface IptablesRequest {
+  netns: AgentNetns | undefined;
+  family: 4 | 6;
+  /** The host's backend, so pods use the same one (no detection per pod). */
+  backend?: 'nft' | 'legacy';
+}
+
+export type IptablesFactory = (request: IptablesRequest) => Promise<Iptables>;
+
+/** realNetnsOpener opens real namespace files. */
+export const realNetnsOpener: NetnsOpener = {
+  open(netns: NetnsLike): AgentNetns {
+    // A handle of our own, closed when the work is done: the caller keeps theirs.
+    const handle = netns instanceof Netns ? Netns.open(`/proc/self/fd/${netns.fd}`) : Netns.open(netns);
+    const path = netns instanceof Netns ? netns.path : netns;
+    return { path, id: handle.id, handle, close: () => handle.close() };
+  },
+};
+
+/** realIptables opens real iptables clients; the host's uses hostNetns. */
+export function realIptables(hostNetns: NetnsLike | undefined): IptablesFactory {
+  return (request) =>
+    Iptables.open({
+      netns: request.netns?.handle ?? request.netns?.path ?? hostNetns,
+      family: request.family,
+      backend: request.backend ?? 'auto',
+    });
+}
+
+export type { Ipset };

@@ -1,0 +1,344 @@
+/**
+ * NodeNetwork: what a node agent imports. It keeps the host's probe sets and
+ * SNAT rule, puts pods in and out of the mesh (in-pod rules, probe entries),
+ * rebuilds from a snapshot at start-up and cleans up at shutdown. It uses the
+ * Ipset, Iptables and Netns APIs only through injectable backends, so the same
+ * code runs on fakes (podnet/testing) and on the kernel.
+ */
+import { EventEmitter } from 'node:events';
+
+import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError } from '../errors.js';
+import { Ipset } from '../ipset/client.js';
+import type { Iptables } from '../iptables/iptables.js';
+import type { RuleSet } from '../iptables/rule-set.js';
+import type { VerifyResult } from '../iptables/verify.js';
+import type { NetnsLike } from '../netns.js';
+import { checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
+import { realIptables, realNetnsOpener, type AgentNetns, type IptablesFactory, type NetnsOpener } from './backends.js';
+import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
+import { toLogger, type Logger } from './logger.js';
+import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
+import { hostProbeRules, inpodRules } from './rules.js';
+
+export interface NodeNetworkOptions {
+  /** The host namespace (a handle or a path); default: the current one. */
+  hostNetns?: NetnsLike;
+  /** Probe sets are `<prefix>-v4` and `<prefix>-v6`; default 'istio-inpod-probes'. */
+  probeSetPrefix?: string;
+  /** Also handle IPv6: the v6 probe set, ip6tables host and in-pod rules (default false). */
+  ipv6?: boolean;
+  /** Capture DNS inside pods (default true). */
+  dnsCapture?: boolean;
+  /** What to do when a pod's IP is still owned by another pod (default 'takeover'). */
+  onConflict?: ConflictPolicy;
+  /** The host's ipset client; default one opened in hostNetns (and closed by stop()). */
+  ipset?: Ipset;
+  /** Opens iptables clients; default real ones (Iptables.open). */
+  iptables?: IptablesFactory;
+  /** Opens pod namespaces; default real ones (Netns). */
+  netns?: NetnsOpener;
+  logger?: Partial<Logger>;
+}
+
+/** A pod as the agent sees it. */
+export interface PodInfo {
+  uid: string;
+  ips: readonly string[];
+  /** The pod's namespace (handle or path); needed for in-pod rules. */
+  netns?: NetnsLike;
+}
+
+export interface NodeVerifyReport {
+  inSync: boolean;
+  sets: { name: string; present: boolean; ok: boolean }[];
+  hostRules: { family: 4 | 6; result: VerifyResult }[];
+}
+
+export interface SnapshotReport {
+  added: number;
+  unchanged: number;
+  takenOver: number;
+  pruned: { ip: string; owner: string }[];
+  /** Set when pruning was skipped because some pod had no IP yet. */
+  pruneSkipped: boolean;
+  /** Pods whose in-pod rules were re-applied (with `reapplyRules`). */
+  rulesReapplied: number;
+}
+
+export interface NodeNetworkEvents {
+  conflict: [ProbeConflict];
+  ownerMismatch: [ProbeOwnerMismatch];
+}
+
+function checkPod(pod: unknown, name = 'pod'): PodInfo {
+  const p = checkOptions<PodInfo>(name, pod);
+  checkString(`${name}.uid`, p.uid, 255);
+  if (!Array.isArray(p.ips)) throw invalidType(`${name}.ips`, 'an array of IP addresses', p.ips);
+  p.ips.forEach((ip, i) => normalizeIp(ip, `${name}.ips[${i}]`));
+  return p as PodInfo;
+}
+
+/** Whether retrying the same call can help after err. */
+function retryable(err: unknown): boolean {
+  if (err instanceof ProbeOwnerConflictError) return false; // stale entries are not cleared by retrying
+  if (err instanceof IptablesLockTimeoutError) return true;
+  if (err instanceof IptablesRestoreError) return false; // the rules themselves were refused
+  if (err instanceof IpsetError) return err.code === 'ETIMEDOUT' || err.code === 'ENOBUFS' || err.code === 'IPSET_ERR_BUSY';
+  const code = (err as { code?: unknown })?.code;
+  return code === 'ETIMEDOUT' || code === 'EAGAIN' || code === 'ERR_PROCESS_TIMEOUT';
+}
+
+export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
+  readonly #options: Required<Pick<NodeNetworkOptions, 'probeSetPrefix' | 'ipv6' | 'dnsCapture' | 'onConflict'>>;
+  readonly #hostNetns: NetnsLike | undefined;
+  readonly #iptables: IptablesFactory;
+  readonly #netns: NetnsOpener;
+  readonly #log: Logger;
+  #ipset: Ipset | undefined;
+  readonly #ownsIpset: boolean;
+  #probes: ProbeSet | undefined;
+  #hostIptables = new Map<4 | 6, Iptables>();
+  #backend: 'nft' | 'legacy' | undefined;
+  #started = false;
+
+  constructor(options: NodeNetworkOptions = {}) {
+    super();
+    const o = checkOptions<NodeNetworkOptions>('options', options);
+    const onConflict = o.onConflict ?? 'takeover';
+    if (onConflict !== 'takeover' && onConflict !== 'error') throw invalidValue('options.onConflict', "'takeover' or 'error'", onConflict);
+    this.#options = {
+      probeSetPrefix: checkString('options.probeSetPrefix', o.probeSetPrefix ?? 'istio-inpod-probes', 28),
+      ipv6: o.ipv6 ?? false,
+      dnsCapture: o.dnsCapture ?? true,
+      onConflict,
+    };
+    this.#hostNetns = o.hostNetns;
+    this.#iptables = o.iptables ?? realIptables(o.hostNetns);
+    this.#netns = o.netns ?? realNetnsOpener;
+    this.#log = toLogger(o.logger);
+    this.#ipset = o.ipset;
+    this.#ownsIpset = o.ipset === undefined;
+  }
+
+  /** probeSet is the host's ProbeSet once start() ran. */
+  get probeSet(): ProbeSet | undefined {
+    return this.#probes;
+  }
+
+  async #step<T>(step: AgentStep, pod: string | undefined, what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof AgentError) throw err;
+      const message = `${what} failed: ${(err as Error)?.message ?? String(err)}`;
+      this.#log.error(message, { step, ...(pod === undefined ? {} : { pod }) });
+      throw new AgentError(step, message, { cause: err, retryable: retryable(err), ...(pod === undefined ? {} : { pod }) });
+    }
+  }
+
+  #hostRules(family: 4 | 6): RuleSet {
+    return hostProbeRules({ family, probeSetPrefix: this.#options.probeSetPrefix });
+  }
+
+  #podRules(family: 4 | 6): RuleSet {
+    return inpodRules({ family, dnsCapture: this.#options.dnsCapture });
+  }
+
+  get #families(): (4 | 6)[] {
+    return this.#options.ipv6 ? [4, 6] : [4];
+  }
+
+  #live(): ProbeSet {
+    if (!this.#probes || !this.#started) throw new PodnetError('node network is not started', 'ERR_AGENT_NOT_STARTED');
+    return this.#probes;
+  }
+
+  /**
+   * start creates the probe sets (an existing identical set is fine), loads their owners, and installs the host
+   * SNAT rules (deleted, then created). Rejects with AgentError (step 'sets' or 'host-rules').
+   */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#ipset ??= await this.#step('sets', undefined, 'opening ipset in the host namespace', () =>
+      Ipset.open(this.#hostNetns === undefined ? {} : { netns: this.#hostNetns }),
+    );
+    const probes = new ProbeSet({
+      ipset: this.#ipset,
+      prefix: this.#options.probeSetPrefix,
+      ipv6: this.#options.ipv6,
+      onConflict: this.#options.onConflict,
+      logger: this.#log,
+      onConflictEvent: (c) => this.emit('conflict', c),
+      onOwnerMismatch: (m) => this.emit('ownerMismatch', m),
+    });
+    await this.#step('sets', undefined, 'creating the probe sets', async () => {
+      await probes.ensure();
+      await probes.load();
+    });
+    this.#probes = probes;
+    await this.#step('host-rules', undefined, 'installing the host SNAT rules', async () => {
+      for (const family of this.#families) {
+        const ipt = await this.#iptables({ netns: undefined, family });
+        this.#hostIptables.set(family, ipt);
+        this.#backend ??= ipt.backend;
+        const rules = this.#hostRules(family);
+        await ipt.remove(rules);
+        await ipt.apply(rules);
+      }
+    });
+    this.#started = true;
+    this.#log.info('node network started', { set: probes.v4Name });
+  }
+
+  #openPodNetns(pod: PodInfo): AgentNetns {
+    if (pod.netns === undefined) throw invalidValue('pod.netns', "the pod's namespace", pod.netns);
+    return this.#netns.open(pod.netns);
+  }
+
+  async #withPodIptables<T>(pod: PodInfo, fn: (ipt: Iptables, family: 4 | 6) => Promise<T>): Promise<void> {
+    const ns = await this.#step('netns', pod.uid, `opening the namespace of pod '${pod.uid}'`, async () => this.#openPodNetns(pod));
+    try {
+      await this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, async () => {
+        for (const family of this.#families) {
+          const ipt = await this.#iptables({ netns: ns, family, ...(this.#backend ? { backend: this.#backend } : {}) });
+          await fn(ipt, family);
+        }
+      });
+    } finally {
+      ns.close();
+    }
+  }
+
+  /**
+   * addPod applies the in-pod rules inside the pod's namespace first, and adds its IPs to the probe sets last, so a
+   * pod is never probed through SNAT before its rules exist. Rejects with AgentError naming the failed step.
+   */
+  async addPod(pod: PodInfo): Promise<void> {
+    const p = checkPod(pod);
+    const probes = this.#live();
+    await this.#withPodIptables(p, (ipt, family) => ipt.apply(this.#podRules(family)));
+    await this.#step('probe-set', p.uid, `adding the probe entries of pod '${p.uid}'`, async () => {
+      for (const ip of p.ips) await probes.add(ip, p.uid);
+    });
+    this.#log.info('pod added', { pod: p.uid, ips: p.ips });
+  }
+
+  /**
+   * removePod removes the pod's probe entries first (only those it owns), then its in-pod rules, unless the pod is
+   * being deleted (its namespace is going away with them).
+   */
+  async removePod(pod: PodInfo, options: { deleted?: boolean } = {}): Promise<void> {
+    const p = checkPod(pod);
+    const o = checkOptions<{ deleted?: boolean }>('options', options);
+    const probes = this.#live();
+    await this.#step('probe-set', p.uid, `removing the probe entries of pod '${p.uid}'`, async () => {
+      for (const ip of p.ips) await probes.remove(ip, p.uid);
+    });
+    if (!o.deleted) await this.#withPodIptables(p, (ipt, family) => ipt.remove(this.#podRules(family)));
+    this.#log.info('pod removed', { pod: p.uid, deleted: o.deleted === true });
+  }
+
+  /**
+   * syncSnapshot makes the probe sets hold the snapshot's pods: every pod's IPs are upserted, then entries whose IP
+   * no pod claims are pruned, but never while any pod has no IP yet (it may be about to claim one of them). With
+   * `reapplyRules`, the in-pod rules of every pod with a namespace are reconciled too.
+   */
+  async syncSnapshot(pods: readonly PodInfo[], options: { reapplyRules?: boolean } = {}): Promise<SnapshotReport> {
+    if (!Array.isArray(pods)) throw invalidType('pods', 'an array of pods', pods);
+    const list = pods.map((pod, i) => checkPod(pod, `pods[${i}]`));
+    const o = checkOptions<{ reapplyRules?: boolean }>('options', options);
+    const probes = this.#live();
+    const report: SnapshotReport = { added: 0, unchanged: 0, takenOver: 0, pruned: [], pruneSkipped: false, rulesReapplied: 0 };
+    if (o.reapplyRules) {
+      for (const pod of list) {
+        if (pod.netns === undefined) continue;
+        await this.#withPodIptables(pod, (ipt, family) => ipt.reconcile(this.#podRules(family)));
+        report.rulesReapplied++;
+      }
+    }
+    await this.#step('probe-set', undefined, 'upserting the snapshot', async () => {
+      const outcomes = await Promise.all(list.flatMap((pod) => pod.ips.map((ip) => probes.add(ip, pod.uid))));
+      for (const outcome of outcomes) {
+        if (outcome === 'added') report.added++;
+        else if (outcome === 'unchanged') report.unchanged++;
+        else report.takenOver++;
+      }
+    });
+    const waiting = list.filter((pod) => pod.ips.length === 0);
+    if (waiting.length > 0) {
+      report.pruneSkipped = true;
+      this.#log.warn('not pruning probe sets: some pods have no IP yet', { pods: waiting.map((p) => p.uid) });
+      return report;
+    }
+    const claimed = new Set(list.flatMap((pod) => pod.ips.map((ip) => normalizeIp(ip).ip)));
+    report.pruned = await this.#step('probe-set', undefined, 'pruning the probe sets', () => probes.prune(claimed));
+    return report;
+  }
+
+  /** verify checks that the probe sets exist as created and the host rules are intact; it changes nothing. */
+  async verify(): Promise<NodeVerifyReport> {
+    const probes = this.#live();
+    const ipset = this.#ipset!;
+    const sets = await Promise.all(
+      probes.setNames.map(async (name, i) => {
+        try {
+          const h = await ipset.header(name);
+          return { name, present: true, ok: h.type === 'hash:ip' && h.comment && h.family === (i === 0 ? 'inet' : 'inet6') };
+        } catch (err) {
+          if ((err as { code?: string }).code === 'ENOENT') return { name, present: false, ok: false };
+          throw err;
+        }
+      }),
+    );
+    const hostRules: NodeVerifyReport['hostRules'] = [];
+    for (const family of this.#families) {
+      hostRules.push({ family, result: await this.#hostIptables.get(family)!.verify(this.#hostRules(family)) });
+    }
+    return { inSync: sets.every((s) => s.ok) && hostRules.every((h) => h.result.inSync), sets, hostRules };
+  }
+
+  /** repair recreates missing probe sets and re-applies drifted host rules; resolves whether anything changed. */
+  async repair(): Promise<{ changed: boolean }> {
+    const report = await this.verify();
+    if (report.inSync) return { changed: false };
+    const probes = this.#live();
+    if (report.sets.some((s) => !s.present)) {
+      await this.#step('sets', undefined, 'recreating the probe sets', async () => {
+        await probes.ensure();
+        await probes.load();
+      });
+    }
+    await this.#step('host-rules', undefined, 'repairing the host rules', async () => {
+      for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
+    });
+    this.#log.warn('node network repaired drift', { sets: report.sets.filter((s) => !s.ok).map((s) => s.name) });
+    return { changed: true };
+  }
+
+  /**
+   * stop deletes the host rules, then flushes and destroys the probe sets, unless `keep` (an upgrade: the next agent
+   * takes them over).
+   */
+  async stop(options: { keep?: boolean } = {}): Promise<void> {
+    const o = checkOptions<{ keep?: boolean }>('options', options);
+    if (!this.#started) return;
+    this.#started = false;
+    const probes = this.#probes!;
+    if (!o.keep) {
+      await this.#step('host-rules', undefined, 'removing the host rules', async () => {
+        for (const family of this.#families) await this.#hostIptables.get(family)!.remove(this.#hostRules(family));
+      });
+      await this.#step('sets', undefined, 'destroying the probe sets', async () => {
+        for (const name of probes.setNames) {
+          await this.#ipset!.flush(name);
+          await this.#ipset!.destroy(name);
+        }
+      });
+    }
+    if (this.#ownsIpset) {
+      this.#ipset?.close();
+      this.#ipset = undefined;
+    }
+    this.#log.info('node network stopped', { keep: o.keep === true });
+  }
+}
