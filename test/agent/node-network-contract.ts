@@ -1,0 +1,195 @@
+// NodeNetwork's behaviour, one suite for the fake world and the kernel world.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import {
+  AgentError,
+  ProbeOwnerConflictError,
+  hostProbeRules,
+  inpodRules,
+  type NodeNetwork,
+  type ProbeConflict,
+} from '../../lib/index.js';
+import { started, type World } from './world.js';
+
+const V4 = 'istio-inpod-probes-v4';
+const V6 = 'istio-inpod-probes-v6';
+
+export function nodeNetworkContract(name: string, makeWorld: () => World): void {
+  describe(`NodeNetwork: ${name}`, () => {
+    let world: World;
+    const nodes: NodeNetwork[] = [];
+    const node = async (extra = {}) => {
+      const n = await started(world, extra);
+      nodes.push(n);
+      return n;
+    };
+    const owners = async (set = V4) =>
+      Object.fromEntries((await (await world.hostIpset()).list(set)).entries.map((e) => [e.ip, e.comment]));
+
+    beforeEach(() => {
+      world = makeWorld();
+    });
+    afterEach(async () => {
+      for (const n of nodes.splice(0)) await n.stop({ keep: true }).catch(() => undefined);
+      world.cleanup();
+    });
+
+    it('starts: probe sets and host SNAT rules, idempotently', async () => {
+      await node({ ipv6: true });
+      const ipset = await world.hostIpset();
+      expect((await ipset.listNames()).sort()).toEqual([V4, V6]);
+      expect(await ipset.header(V4)).toMatchObject({ type: 'hash:ip', family: 'inet', comment: true });
+      expect(await ipset.header(V6)).toMatchObject({ type: 'hash:ip', family: 'inet6', comment: true });
+      const ipt4 = await world.hostIptables(4);
+      expect((await ipt4.verify(hostProbeRules())).inSync).toBe(true);
+      expect((await (await world.hostIptables(6)).verify(hostProbeRules({ family: 6 }))).inSync).toBe(true);
+      // A restarted agent finds everything in place and duplicates nothing.
+      await node({ ipv6: true });
+      expect(await ipt4.verify(hostProbeRules())).toMatchObject({ inSync: true, unexpected: [] });
+    });
+
+    it('adds a pod: in-pod rules inside its namespace, then its probe entries; removes it in reverse', async () => {
+      const net = await node();
+      const pod = world.pod();
+      await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
+      expect((await (await world.podIptables(pod)).verify(inpodRules())).inSync).toBe(true);
+      expect(await owners()).toEqual({ [pod.ip]: pod.uid });
+      await net.removePod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
+      expect(await owners()).toEqual({});
+      const after = await (await world.podIptables(pod)).verify(inpodRules());
+      expect(after.inSync).toBe(false);
+      expect(after.missing.length).toBe(inpodRules().rules().length + 6);
+    });
+
+    it('leaves in-pod rules alone for a pod being deleted', async () => {
+      const net = await node();
+      const pod = world.pod();
+      await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
+      await net.removePod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns }, { deleted: true });
+      expect(await owners()).toEqual({});
+      expect((await (await world.podIptables(pod)).verify(inpodRules())).inSync).toBe(true);
+    });
+
+    it('fails at the netns step, adding nothing, when the pod namespace is gone', async () => {
+      const net = await node();
+      const pod = world.pod();
+      world.dropNetns(pod);
+      const err = await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AgentError);
+      expect(err).toMatchObject({ step: 'netns', code: 'ERR_AGENT_NETNS', retryable: false, pod: pod.uid });
+      expect((err as AgentError).cause).toMatchObject({ code: 'ENOENT' });
+      expect(await owners()).toEqual({});
+    });
+
+    it('reports a reused IP as a conflict, takes it over, and never removes the new owner', async () => {
+      const net = await node();
+      const conflicts: ProbeConflict[] = [];
+      net.on('conflict', (c) => conflicts.push(c));
+      const a = world.pod();
+      const b = world.pod(a.ip);
+      await net.addPod({ uid: a.uid, ips: [a.ip], netns: a.netns });
+      await net.addPod({ uid: b.uid, ips: [b.ip], netns: b.netns });
+      expect(conflicts).toEqual([{ ip: a.ip, previousOwner: a.uid, newOwner: b.uid }]);
+      await net.removePod({ uid: a.uid, ips: [a.ip], netns: a.netns }, { deleted: true });
+      expect(await owners()).toEqual({ [a.ip]: b.uid });
+    });
+
+    it("with onConflict 'error' fails at the probe-set step, naming both owners", async () => {
+      const net = await node({ onConflict: 'error' });
+      const a = world.pod();
+      const b = world.pod(a.ip);
+      await net.addPod({ uid: a.uid, ips: [a.ip], netns: a.netns });
+      const err = await net.addPod({ uid: b.uid, ips: [b.ip], netns: b.netns }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ step: 'probe-set', retryable: false, pod: b.uid });
+      expect((err as AgentError).cause).toBeInstanceOf(ProbeOwnerConflictError);
+      expect((err as AgentError).cause).toMatchObject({ previousOwner: a.uid, newOwner: b.uid });
+      expect(await owners()).toEqual({ [a.ip]: a.uid });
+    });
+
+    it('unmaps IPv4-mapped addresses and sorts IPs by family', async () => {
+      const net = await node({ ipv6: true });
+      const pod = world.pod();
+      await net.addPod({ uid: pod.uid, ips: [`::ffff:${pod.ip}`, 'fd00::42'], netns: pod.netns });
+      expect(await owners(V4)).toEqual({ [pod.ip]: pod.uid });
+      expect(await owners(V6)).toEqual({ 'fd00::42': pod.uid });
+    });
+
+    it('syncs a snapshot: upserts, prunes unclaimed IPs, and never prunes while a pod has no IP', async () => {
+      const net = await node();
+      const [a, b, c] = [world.pod(), world.pod(), world.pod()];
+      await net.addPod({ uid: a.uid, ips: [a.ip], netns: a.netns });
+      await net.addPod({ uid: c.uid, ips: [c.ip], netns: c.netns });
+      const waiting = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }, { uid: 'new', ips: [] }]);
+      expect(waiting).toMatchObject({ added: 1, unchanged: 1, takenOver: 0, pruned: [], pruneSkipped: true });
+      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid, [c.ip]: c.uid });
+      const report = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }]);
+      expect(report).toMatchObject({ added: 0, unchanged: 2, pruneSkipped: false, pruned: [{ ip: c.ip, owner: c.uid }] });
+      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid });
+    });
+
+    it('re-applies lost in-pod rules from a snapshot when asked', async () => {
+      const net = await node();
+      const pod = world.pod();
+      await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
+      const ipt = await world.podIptables(pod);
+      await ipt.remove(inpodRules());
+      const report = await net.syncSnapshot([{ uid: pod.uid, ips: [pod.ip], netns: pod.netns }], { reapplyRules: true });
+      expect(report.rulesReapplied).toBe(1);
+      expect((await ipt.verify(inpodRules())).inSync).toBe(true);
+    });
+
+    it('verifies and repairs drift of host rules and sets', async () => {
+      const net = await node();
+      expect((await net.verify()).inSync).toBe(true);
+      const ipt = await world.hostIptables();
+      await ipt.remove(hostProbeRules());
+      await (await world.hostIpset()).destroy(V4);
+      const drift = await net.verify();
+      expect(drift.inSync).toBe(false);
+      expect(drift.sets).toEqual([{ name: V4, present: false, ok: false }]);
+      expect(drift.hostRules[0]!.result.missing.length).toBeGreaterThan(0);
+      expect(await net.repair()).toEqual({ changed: true });
+      expect((await net.verify()).inSync).toBe(true);
+      expect(await net.repair()).toEqual({ changed: false });
+    });
+
+    it('stops: host rules deleted, sets flushed and destroyed; keep leaves them', async () => {
+      const kept = await node();
+      const pod = world.pod();
+      await kept.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
+      await kept.stop({ keep: true });
+      expect(await owners()).toEqual({ [pod.ip]: pod.uid });
+      const net = await node();
+      expect(net.probeSet?.owner(pod.ip)).toBe(pod.uid);
+      await net.stop();
+      expect(await (await world.hostIpset()).listNames()).toEqual([]);
+      const after = await (await world.hostIptables()).verify(hostProbeRules());
+      expect(after.missing.map((m) => m.chain)).toContain('ISTIO_POSTRT');
+    });
+
+    it('logs structured fields through an injected logger, and nothing by default', async () => {
+      const lines: { level: string; message: string; fields: Record<string, unknown> | undefined }[] = [];
+      const logger = {
+        info: (message: string, fields?: Record<string, unknown>) => lines.push({ level: 'info', message, fields }),
+        warn: (message: string, fields?: Record<string, unknown>) => lines.push({ level: 'warn', message, fields }),
+      };
+      const net = await node({ logger });
+      const a = world.pod();
+      const b = world.pod(a.ip);
+      await net.addPod({ uid: a.uid, ips: [a.ip], netns: a.netns });
+      await net.addPod({ uid: b.uid, ips: [b.ip], netns: b.netns });
+      expect(lines).toContainEqual({ level: 'info', message: 'pod added', fields: { pod: a.uid, ips: [a.ip] } });
+      expect(lines).toContainEqual(
+        expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ ip: a.ip, pod: b.uid, previousOwner: a.uid, set: V4 }) }),
+      );
+    });
+
+    it('refuses bad pods before doing anything', async () => {
+      const net = await node();
+      await expect(net.addPod({ uid: '', ips: [] })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
+      await expect(net.addPod({ uid: 'x', ips: ['10.1'] })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
+      await expect(net.addPod({ uid: 'x', ips: ['10.0.0.1'] })).rejects.toMatchObject({ step: 'netns' });
+      expect(await owners()).toEqual({});
+    });
+  });
+}

@@ -1,0 +1,93 @@
+// Worlds a NodeNetwork can run in for tests: all fakes (no root), or real
+// namespaces with the real kernel. Both expose the same handles for checks.
+import { Ipset, Iptables, NodeNetwork, type NodeNetworkOptions } from '../../lib/index.js';
+import { FakeNode } from '../../lib/testing/index.js';
+import { TestNetns } from '../helpers/netns.js';
+
+export interface PodRef {
+  uid: string;
+  ip: string;
+  netns: string;
+}
+
+export interface World {
+  /** Options wiring a NodeNetwork to this world. */
+  options(): Promise<NodeNetworkOptions>;
+  /** A pod with a namespace of its own and a unique IP (unless one is given). */
+  pod(ip?: string): PodRef;
+  /** Makes a pod's namespace disappear. */
+  dropNetns(pod: PodRef): void;
+  /** Clients to look at the world with. */
+  hostIptables(family?: 4 | 6): Promise<Iptables>;
+  podIptables(pod: PodRef, family?: 4 | 6): Promise<Iptables>;
+  hostIpset(): Promise<Ipset>;
+  cleanup(): void;
+}
+
+let podCounter = 0;
+
+export function fakeWorld(): World {
+  const node = new FakeNode();
+  let hostIpset: Ipset | undefined;
+  return {
+    async options() {
+      return node.options();
+    },
+    pod(ip) {
+      const n = ++podCounter;
+      const netns = `/run/netns/fake-pod-${n}`;
+      node.netns.add(netns);
+      return { uid: `uid-${n}`, ip: ip ?? `10.244.${(n >> 8) & 255}.${n & 255}`, netns };
+    },
+    dropNetns(pod) {
+      node.netns.remove(pod.netns);
+    },
+    hostIptables: (family = 4) => Iptables.open({ runner: node.iptablesOf(undefined), family, backend: 'nft' }),
+    podIptables: (pod, family = 4) => Iptables.open({ runner: node.iptablesOf(pod.netns), family, backend: 'nft' }),
+    async hostIpset() {
+      hostIpset ??= await Ipset.open({ netlink: node.netlink });
+      return hostIpset;
+    },
+    cleanup() {
+      hostIpset?.close();
+    },
+  };
+}
+
+export function kernelWorld(): World {
+  const host = new TestNetns('host');
+  const pods: TestNetns[] = [];
+  const clients: { close(): void }[] = [];
+  return {
+    async options() {
+      return { hostNetns: host.path };
+    },
+    pod(ip) {
+      const ns = new TestNetns('pod');
+      pods.push(ns);
+      const n = ++podCounter;
+      return { uid: `uid-${n}`, ip: ip ?? `10.244.${(n >> 8) & 255}.${n & 255}`, netns: ns.path };
+    },
+    dropNetns(pod) {
+      pods.find((p) => p.path === pod.netns)?.delete();
+    },
+    hostIptables: (family = 4) => Iptables.open({ netns: host.path, family }),
+    podIptables: (pod, family = 4) => Iptables.open({ netns: pod.netns, family }),
+    async hostIpset() {
+      const ipset = await Ipset.open({ netns: host.path });
+      clients.push(ipset);
+      return ipset;
+    },
+    cleanup() {
+      for (const c of clients) c.close();
+      for (const p of pods) p.delete();
+      host.delete();
+    },
+  };
+}
+
+export async function started(world: World, extra: Partial<NodeNetworkOptions> = {}): Promise<NodeNetwork> {
+  const node = new NodeNetwork({ ...(await world.options()), ...extra });
+  await node.start();
+  return node;
+}
