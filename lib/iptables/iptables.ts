@@ -14,6 +14,7 @@ import { type Netns } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidValue } from '../validate.js';
 import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinary } from './backend.js';
 import { Canonicalizer } from './canonical.js';
+import { canonicalCacheFor, sharedVersion } from './shared.js';
 import { type RestoreScript, planApply, planRemove, planRollback } from './render.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
 import { type IptablesRunner, NetnsRunner } from './runner.js';
@@ -51,10 +52,7 @@ export class Iptables {
   readonly version: string;
   readonly #runner: IptablesRunner;
   readonly #lockWait: number;
-  readonly #canonical = new Canonicalizer(
-    (script) => this.#restore(script),
-    () => this.#state(),
-  );
+  readonly #canonical: Canonicalizer;
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -69,6 +67,11 @@ export class Iptables {
     this.family = family;
     this.version = version;
     this.#lockWait = lockWait;
+    this.#canonical = new Canonicalizer(
+      (script) => this.#restore(script),
+      () => this.#state(),
+      canonicalCacheFor(runner, `${backend}/${family}/${version}`),
+    );
   }
 
   /**
@@ -96,7 +99,10 @@ export class Iptables {
     }
     const runner = opts.runner ?? new NetnsRunner(opts.netns, { timeoutMs, env });
     const backend = choice === 'auto' ? await detectBackend(runner, family) : choice;
-    const version = await programVersion(runner, backend, family, opts.lockFile !== undefined);
+    const needsLockFile = opts.lockFile !== undefined;
+    const version = await sharedVersion(runner, `${backend}/${family}/${needsLockFile}`, () =>
+      programVersion(runner, backend, family, needsLockFile),
+    );
     return new Iptables(runner, backend, family, version, lockWait);
   }
 
