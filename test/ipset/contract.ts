@@ -186,6 +186,20 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
       expect(count).toBe(4998);
     });
 
+    it('decodes set-type specific errors by type (hash full)', async () => {
+      await ipset.create('tiny', { type: 'hash:ip', maxelem: 2 });
+      await ipset.add('tiny', { ip: '10.0.0.1' });
+      await ipset.add('tiny', { ip: '10.0.0.2' });
+      const err = await rejection(ipset.add('tiny', { ip: '10.0.0.3' }));
+      expect(err).toBeInstanceOf(IpsetError);
+      expect(err).toMatchObject({ code: 'IPSET_ERR_HASH_FULL', errno: -4352, set: 'tiny', command: 'add' });
+      const batch = await ipset.addMany('tiny', [{ ip: '10.0.0.4' }, { ip: '10.0.0.1' }]);
+      expect(batch.failed.map((f) => [f.index, (f.error as IpsetError).code])).toEqual([
+        [0, 'IPSET_ERR_HASH_FULL'],
+        [1, 'IPSET_ERR_EXIST'],
+      ]);
+    });
+
     it('settles concurrent adds one by one, each with its own result', async () => {
       await ipset.create('c', { type: 'hash:ip', comment: true });
       await ipset.add('c', { ip: '10.0.0.5', comment: 'old' });

@@ -70,6 +70,28 @@ describePrivileged(
       }, 2);
     });
 
+    it('streams a million-entry set with bounded memory and reads its header alone', async () => {
+      await withNetns(async (ns) => {
+        using ipset = await Ipset.open({ netns: ns.path });
+        await ipset.create('million', { type: 'hash:ip', maxelem: 2_000_000, hashsize: 1 << 20 });
+        function* gen() {
+          for (let i = 0; i < 1_000_000; i++) yield { ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` };
+        }
+        expect(await ipset.addMany('million', gen())).toEqual({ applied: 1_000_000, failed: [] });
+        expect(await ipset.header('million')).toMatchObject({ elements: 1_000_000, decoded: true });
+        const before = process.memoryUsage().heapUsed;
+        let count = 0;
+        let peak = 0;
+        for await (const e of ipset.entries('million', { chunk: 2048 })) {
+          if (!e.ip.startsWith('10.')) throw new Error(`odd entry ${e.ip}`);
+          if (++count % 100_000 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed - before);
+        }
+        expect(count).toBe(1_000_000);
+        // A materialised million-entry listing takes well over 100 MiB of heap; streaming stays far below.
+        expect(peak).toBeLessThan(64 * 1024 * 1024);
+      });
+    });
+
     it('lists a 100k-entry set completely, with comments and timeouts, and streams it', async () => {
       await withNetns(async (ns) => {
         using ipset = await Ipset.open({ netns: ns.path });
