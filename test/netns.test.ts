@@ -208,3 +208,25 @@ function catchError(fn: () => unknown): unknown {
   }
   throw new Error('expected a throw');
 }
+
+describe('Netns finalizer', () => {
+  it('closes a handle nobody closed once it is collected', async () => {
+    // A child with --expose-gc runs the built package: forgotten handles must not keep their fds.
+    const { execFileSync } = await import('node:child_process');
+    const { existsSync } = await import('node:fs');
+    const dist = new URL('../dist/index.js', import.meta.url);
+    expect(existsSync(dist), 'dist/ is built by npm install').toBe(true);
+    const script = `
+      const { Netns } = await import(${JSON.stringify(dist.href)});
+      const { readdirSync } = await import('node:fs');
+      const count = () => readdirSync('/proc/self/fd').length;
+      const before = count();
+      (() => { for (let i = 0; i < 100; i++) Netns.current(); })();
+      const opened = count() - before;
+      for (let i = 0; i < 20 && count() > before; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 10)); }
+      console.log(JSON.stringify({ opened, left: count() - before }));
+    `;
+    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ opened: 100, left: 0 });
+  });
+});
