@@ -49,7 +49,8 @@ static ErrorInfo ReadError(const nlmsghdr& hdr, const uint8_t* msg, int* error, 
 
 ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, uint32_t count,
                            const std::function<void(const Ack&)>& onAck, const MessageFn& onData) {
-  transport_->Drain();
+  if (dirty_) transport_->Drain();
+  dirty_ = true;  // until every reply is in
   ErrorInfo err = transport_->Send(bytes.data(), bytes.size());
   if (err.failed()) return err;
   std::vector<bool> seen(count, false);
@@ -80,11 +81,13 @@ ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, ui
     if (err.failed()) return err;
     deadline = MonotonicMs() + timeoutMs_;  // progress: the deadline is per silence, not per batch size
   }
+  dirty_ = false;
   return ErrorInfo{};
 }
 
 ErrorInfo Engine::StartDump(const std::vector<uint8_t>& bytes, uint32_t seq) {
-  transport_->Drain();
+  if (dirty_) transport_->Drain();
+  dirty_ = true;  // until NLMSG_DONE
   return transport_->Send(bytes.data(), bytes.size());
 }
 
@@ -103,6 +106,7 @@ ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, co
       if (hdr.nlmsg_seq != seq) return ErrorInfo{};
       relevant = true;
       if (hdr.nlmsg_type == NLMSG_DONE) {
+        dirty_ = false;
         // NLMSG_DONE carries an int: non-zero when the dump itself failed.
         if (hdr.nlmsg_len >= sizeof(nlmsghdr) + sizeof(int32_t)) {
           int32_t code;

@@ -59,6 +59,9 @@ class Engine {
   uint32_t nextSeq_ = 1;
   std::vector<uint8_t> rx_;
   size_t rxLen_ = 0;
+  // Set when an exchange or dump ended early (timeout, error, abandoned
+  // dump): replies may still be queued, so the next request drains first.
+  bool dirty_ = false;
 };
 
 }  // namespace podnet::nl

@@ -72,23 +72,22 @@ ErrorInfo SocketTransport::Send(const uint8_t* data, size_t len) {
 ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int64_t deadlineMs) {
   if (buf->size() < kRecvBuffer) buf->resize(kRecvBuffer);
   for (;;) {
+    // The kernel answers inside sendmsg(), so the reply is usually queued
+    // already: try first, and only poll when nothing is there yet.
+    ssize_t n = recv(fd_, buf->data(), buf->size(), MSG_DONTWAIT | MSG_TRUNC);
+    if (n >= 0) {
+      if (static_cast<size_t>(n) > buf->size()) return SystemError(EMSGSIZE, "recv");
+      *len = static_cast<size_t>(n);
+      return ErrorInfo{};
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return SystemError(errno, "recv");
     int64_t wait = deadlineMs - MonotonicMs();
-    if (wait < 0) wait = 0;
+    if (wait <= 0) return SystemError(ETIMEDOUT, "recv");
     struct pollfd pfd{fd_, POLLIN, 0};
     int ready = poll(&pfd, 1, static_cast<int>(wait));
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      return SystemError(errno, "poll");
-    }
+    if (ready < 0 && errno != EINTR) return SystemError(errno, "poll");
     if (ready == 0) return SystemError(ETIMEDOUT, "recv");
-    ssize_t n = recv(fd_, buf->data(), buf->size(), MSG_DONTWAIT | MSG_TRUNC);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return SystemError(errno, "recv");
-    }
-    if (static_cast<size_t>(n) > buf->size()) return SystemError(EMSGSIZE, "recv");
-    *len = static_cast<size_t>(n);
-    return ErrorInfo{};
   }
 }
 
