@@ -375,10 +375,8 @@ export class Ipset implements Disposable {
     const writer = this.#writer;
     writer.reset();
     writer.push(checkEntry(entry, shape));
-    const result = this.#live().adt(command, name, writer.bytes(), excl, true);
-    if (result.failures.length > 0) {
-      throw ipsetError(result.failures[1]!, { command: label, set: name, setType: shape.type, entry, netns: this.#netns?.path });
-    }
+    const error = this.#live().adtSync(command, name, writer.bytes(), excl);
+    if (error !== 0) throw ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: this.#netns?.path });
   }
 
   /** test tells whether entry is in the set. */

@@ -193,6 +193,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
                            InstanceMethod<&IpsetHandle::Create>("create"),
                            InstanceMethod<&IpsetHandle::Simple>("simple"),
                            InstanceMethod<&IpsetHandle::Adt>("adt"),
+                           InstanceMethod<&IpsetHandle::AdtSync>("adtSync"),
                            InstanceMethod<&IpsetHandle::Test>("test"),
                            InstanceMethod<&IpsetHandle::List>("list"),
                            InstanceMethod<&IpsetHandle::Entries>("entries"),
@@ -279,6 +280,27 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     b->records.assign(records.Data(), records.Data() + records.ByteLength());
     b->excl = info[3].ToBoolean();
     return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
+  }
+
+  // adtSync(cmd, name, records, excl) -> 0, or the error of the first failed
+  // entry. The *Sync single-entry fast path: the records are read in place
+  // (the JS thread is blocked anyway) and no result object is built.
+  Napi::Value AdtSync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    SessionPtr session = Live(env);
+    uint8_t cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+    std::string name = info[1].As<Napi::String>();
+    Napi::Uint8Array records = info[2].As<Napi::Uint8Array>();
+    bool excl = info[3].ToBoolean();
+    uint32_t applied = 0;
+    std::vector<ipset::EntryFailure> failures;
+    ErrorInfo err;
+    {
+      std::lock_guard<std::mutex> lock(session->mutex());
+      err = session->Adt(cmd, name, records.Data(), records.ByteLength(), excl, &applied, &failures);
+    }
+    if (err.failed()) ThrowError(env, err);
+    return Napi::Number::New(env, failures.empty() ? 0 : failures.front().error);
   }
 
   // test(name, record, sync)

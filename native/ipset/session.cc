@@ -170,7 +170,8 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
   // Check every record first (a malformed buffer changes nothing) and note
   // where each starts, so encoding can resume after a failing entry. Records
   // are decoded one at a time into a reused scratch: no copy of the batch.
-  std::vector<uint32_t> offsets;
+  std::vector<uint32_t>& offsets = offsets_;
+  offsets.clear();
   RecordReader reader(data, len);
   Record r;
   {

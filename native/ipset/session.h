@@ -90,6 +90,7 @@ class Session {
   std::mutex mu_;
   nl::Engine engine_;
   nl::Writer w_;
+  std::vector<uint32_t> offsets_;  // reused by Adt
   // Streaming dump state.
   uint32_t cursorSeq_ = 0;
   std::string cursorSet_;
