@@ -6,6 +6,7 @@
  * namespace of the calling process.
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 
 import { NETNS_RUN_DIR, checkNetnsName } from '../netns.js';
@@ -33,7 +34,7 @@ export interface SimNamespace {
 export interface SimPod extends SimNamespace {
   /** The pod's address on eth0. */
   readonly ip: string;
-  /** A pod UID for the agent's probe entries. */
+  /** A pod UID (random, as Kubernetes makes them) for the agent's probe entries. */
   readonly uid: string;
   /** The host side of the pod's veth pair. */
   readonly hostInterface: string;
@@ -76,7 +77,7 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
     this.pods = Array.from({ length: pods }, (_, i) => ({
       ...ns(`pod${i}`),
       ip: `10.244.0.${10 + i}`,
-      uid: `${prefix}-pod${i}-uid`,
+      uid: randomUUID(),
       hostInterface: `vp${i}`,
     }));
     this.#timeoutMs = timeoutMs;
