@@ -10,10 +10,16 @@ const argTag = process.argv.indexOf('--tag');
 const tag = argTag >= 0 ? process.argv[argTag + 1] : process.env.PODNET_DEMO_TAG || 'demo';
 const SET = 'istio-inpod-probes-v4';
 
-const say = (step, text) => console.log(`${`[${step}]`.padEnd(12)} ${text}`);
+const line = (step, text) => console.log(`${`[${step}]`.padEnd(12)} ${text}`);
+// Once interrupted, the walk-through stops at its next step instead of racing the cleanup.
+const say = (step, text) => {
+  abort.signal.throwIfAborted();
+  line(step, text);
+};
 
 const abort = new AbortController();
 let sim;
+let simCreating;
 let server;
 let serverStarting;
 let network;
@@ -29,10 +35,14 @@ function cleanup() {
     await running?.stop().catch(() => undefined);
     if (network) await withDeadline(network.stop(), 10_000).catch(() => undefined);
     ipset?.close();
-    if (sim) {
-      const names = sim.names.length;
-      await sim.destroy();
-      say('cleanup', `deleted the ${names} namespaces of the simulated node`);
+    // A build still under way sees the abort at its next step and deletes what it made before it rejects.
+    const node = sim ?? (await simCreating?.catch(() => undefined));
+    if (node) {
+      const names = node.names.length;
+      await node.destroy();
+      line('cleanup', `deleted the ${names} namespaces of the simulated node`);
+    } else if (simCreating) {
+      line('cleanup', 'the simulated node was still being built: it deleted its namespaces itself');
     }
   })();
   return cleaning;
@@ -53,6 +63,8 @@ process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('exit', () => {
   try {
     sim?.destroySync();
+    // A build still under way cannot be finished or undone synchronously: name what may be left.
+    if (!sim && simCreating && !cleaning) console.error(`a simulated node was being built: check /run/netns for podnet-${tag}-${process.pid}-*`);
   } catch {
     // Nothing more can be done on the way out; the names were printed at the start.
   }
@@ -91,7 +103,8 @@ function landed(answer) {
 
 async function main() {
   console.log('podnet demo: NodeNetwork on a simulated node (one namespace for the host, one per pod, veths)');
-  sim = await SimulatedNode.create({ tag, pods: 3, signal: abort.signal });
+  simCreating = SimulatedNode.create({ tag, pods: 3, signal: abort.signal });
+  sim = await simCreating;
   const [A, B, C] = sim.pods;
   const names = new Map([
     [A.uid, 'A'],
@@ -121,7 +134,7 @@ async function main() {
 
   await network.start();
   say('start', `probe set and host SNAT rule installed in the host namespace:`);
-  for (const line of await hostRuleLines()) say('start', `  ${line}`);
+  for (const rule of await hostRuleLines()) say('start', `  ${rule}`);
 
   const podA = { uid: A.uid, ips: [A.ip], netns: A.path };
   await network.addPod(podA);
