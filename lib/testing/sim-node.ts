@@ -126,6 +126,8 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
 
   async #add(ns: SimNamespace, signal: AbortSignal | undefined): Promise<void> {
     signal?.throwIfAborted();
+    // Someone else's namespace (or a crashed run's with a reused pid) is never adopted, so never deleted by us.
+    if (existsSync(ns.path)) throw new Error(`network namespace ${ns.name} already exists`);
     // Recorded before it exists: a failure half way through `ip netns add` may still leave the mount behind.
     this.#made.push(ns.name);
     await this.#ip(undefined, 'netns', 'add', ns.name);
