@@ -46,6 +46,12 @@ describePrivileged('SimulatedNode', () => {
       try {
         expect(await echoWho(sim.pods[1]!.path, '10.244.0.10', 8080)).toBe('8080 10.244.0.11');
         expect(await echoWho(sim.pods[1]!.path, '10.244.0.10', 8081)).toBe('refused');
+        // A server that cannot listen is reported at once, not after its lifetime.
+        const started = Date.now();
+        await expect(startEchoWho(sim.pods[0]!.path, { ports: [8080], controlPort: 19998, lifetimeMs: 30_000 })).rejects.toThrow(
+          /on ports 8080 not ready.*EADDRINUSE/s,
+        );
+        expect(Date.now() - started).toBeLessThan(10_000);
       } finally {
         expect((await server.stop()).stdout).toContain('exit stopped');
       }
