@@ -42,7 +42,7 @@ function cleanup() {
       await node.destroy();
       line('cleanup', `deleted the ${names} namespaces of the simulated node`);
     } else if (simCreating) {
-      line('cleanup', 'the simulated node was still being built: it deleted its namespaces itself');
+      line('cleanup', 'the simulated node was not completed: it deleted whatever it had made');
     }
   })();
   return cleaning;

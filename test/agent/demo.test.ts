@@ -2,7 +2,7 @@
 // promises, and leave none of its namespaces behind, also when interrupted half way. The demo's namespace tag is
 // set per run so only its own names are checked.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
@@ -10,6 +10,7 @@ import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 
 const DEMO = fileURLToPath(new URL('../../scripts/demo.mjs', import.meta.url));
 const BUILT = fileURLToPath(new URL('../../dist/testing/index.js', import.meta.url));
+const LIB = fileURLToPath(new URL('../../lib', import.meta.url));
 let runs = 0;
 
 interface DemoRun {
@@ -28,8 +29,8 @@ function ownNamespaces(tag: string): string[] {
  * Runs the demo; `interrupt` sends a signal once stdout shows the node's host namespace, or with `early` as soon as
  * the demo prints anything (while it is usually still building the node).
  */
-function runDemo(options: { timeoutMs: number; interrupt?: NodeJS.Signals; early?: boolean }): Promise<DemoRun & { hostNamespace: string | undefined; existedAtInterrupt: boolean | undefined }> {
-  const tag = `t-${process.env.PODNET_TEST_RUN ?? 'x'}-demo${++runs}`;
+function runDemo(options: { timeoutMs: number; interrupt?: NodeJS.Signals; early?: boolean; tag?: string }): Promise<DemoRun & { hostNamespace: string | undefined; existedAtInterrupt: boolean | undefined }> {
+  const tag = options.tag ?? `t-${process.env.PODNET_TEST_RUN ?? 'x'}-demo${++runs}`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [DEMO], {
       env: { ...process.env, PODNET_DEMO_TAG: tag },
@@ -79,7 +80,10 @@ describePrivileged(
   'npm run demo',
   () => {
     it('walks through the agent flows, shows the probe source and the conflict, and deletes its namespaces', async () => {
+      // The demo runs the built dist/, not lib/: a stale build would test old code.
       expect(existsSync(BUILT), 'dist/ is built by npm install').toBe(true);
+      const newestSource = Math.max(...readdirSync(LIB, { recursive: true, encoding: 'utf8' }).map((f) => statSync(`${LIB}/${f}`).mtimeMs));
+      expect(statSync(BUILT).mtimeMs, 'dist/ is older than lib/: npm run build:ts').toBeGreaterThanOrEqual(newestSource);
       const run = await runDemo({ timeoutMs: 90_000 });
       expect(run.code, run.stderr).toBe(0);
       const out = run.stdout;
@@ -112,6 +116,13 @@ describePrivileged(
         expect(ownNamespaces(run.tag)).toEqual([]);
       });
     }
+
+    it('exits non-zero and says why when a step fails', async () => {
+      const run = await runDemo({ timeoutMs: 30_000, tag: 'not/a-tag' });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/demo failed: .*options\.tag/);
+      expect(run.stdout).not.toContain('[start]');
+    });
 
     it('deletes its namespaces when interrupted at its first output (usually while the node is being built)', async () => {
       const run = await runDemo({ timeoutMs: 60_000, interrupt: 'SIGTERM', early: true });

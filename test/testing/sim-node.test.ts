@@ -40,6 +40,8 @@ describePrivileged('SimulatedNode', () => {
       expect(podRoutes).toMatch(/^10\.244\.0\.1 dev eth0/m);
       expect(await out(sim.pods[1]!.path, ['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0'])).toContain('inet 10.244.0.11/32');
       expect(await out(sim.pods[0]!.path, ['ip', '-o', 'link', 'show', 'lo'])).toMatch(/<LOOPBACK,UP,LOWER_UP>/);
+      const viaRun = await sim.run(sim.pods[0]!.path, ['ip', '-o', 'link', 'show', 'eth0'], { timeoutMs: 10_000 });
+      expect(viaRun.stdout).toMatch(/eth0@if\d+: .*UP/);
 
       // Pod to pod through the host's forwarding, and the client sees the echo-who answer, not a guess.
       const server = await startEchoWho(sim.pods[0]!.path, { ports: [8080], lifetimeMs: 30_000 });
