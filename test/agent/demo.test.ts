@@ -82,7 +82,8 @@ describePrivileged(
     it('walks through the agent flows, shows the probe source and the conflict, and deletes its namespaces', async () => {
       // The demo runs the built dist/, not lib/: a stale build would test old code.
       expect(existsSync(BUILT), 'dist/ is built by npm install').toBe(true);
-      const newestSource = Math.max(...readdirSync(LIB, { recursive: true, encoding: 'utf8' }).map((f) => statSync(`${LIB}/${f}`).mtimeMs));
+      const sources = readdirSync(LIB, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+      const newestSource = Math.max(...sources.map((f) => statSync(`${LIB}/${f}`).mtimeMs));
       expect(statSync(BUILT).mtimeMs, 'dist/ is older than lib/: npm run build:ts').toBeGreaterThanOrEqual(newestSource);
       const run = await runDemo({ timeoutMs: 90_000 });
       expect(run.code, run.stderr).toBe(0);
