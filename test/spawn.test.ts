@@ -14,6 +14,7 @@ import {
 } from '../lib/index.js';
 import { withNetns } from './helpers/netns.js';
 import { describePrivileged } from './helpers/privileged.js';
+import { rejection } from './helpers/rejection.js';
 
 function childPids(): string[] {
   const pids: string[] = [];
@@ -45,14 +46,6 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
   return check();
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('runInNetns (any user, own namespace)', () => {
   it('writes stdin, closes it, and collects stdout exactly', async () => {

@@ -32,20 +32,9 @@ import {
   str,
   u8,
 } from './helpers/requests.js';
-
+import { mulberry32 as rng } from '../helpers/random.js';
 const BRIDGE = fileURLToPath(new URL('./helpers/kernel-bridge.py', import.meta.url));
 
-/** mulberry32: a small seeded generator, so a failing seed can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Kind {
   type: string;

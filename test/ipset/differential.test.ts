@@ -7,18 +7,7 @@ import { Ipset, type IpsetEntry, type IpsetListing } from '../../lib/index.js';
 import { FakeNetlink } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
-
-// A small deterministic PRNG (mulberry32) so a failing seed can be replayed.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../helpers/random.js';
 
 type Kind = { type: 'hash:ip' | 'hash:net' | 'hash:ip,port'; family: 'inet' | 'inet6'; comment: boolean };
 const KINDS: Kind[] = [

@@ -6,6 +6,7 @@ import { InvalidArgumentError, IptablesRestoreError, RuleSet, type IptablesState
 import { SCRATCH_PREFIX } from '../../lib/iptables/canonical.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { TARGETS, type TargetKind, backendOf, withTarget } from './targets.js';
+import { rejection } from '../helpers/rejection.js';
 
 const REDIRECT = ['-p', 'tcp', '-j', 'REDIRECT', '--to-ports', '15006'];
 
@@ -21,14 +22,6 @@ function istio(): RuleSet {
 
 const FOREIGN = '*nat\n-A PREROUTING -s 10.1.0.0/16 -j ACCEPT\n-A POSTROUTING -o eth0 -j MASQUERADE\nCOMMIT\n';
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 function nat(state: IptablesState): Record<string, { policy: string | null; rules: string[][] }> | undefined {
   return state.tables.nat?.chains;

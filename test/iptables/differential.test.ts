@@ -7,18 +7,7 @@ import { withoutPristineTables } from '../../lib/iptables/save-parser.js';
 import { FakeIptables } from '../../lib/testing/index.js';
 import { withNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
-
-// mulberry32: a tiny seeded generator, so a failing sequence can be replayed from its seed.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../helpers/random.js';
 
 const CHAINS = ['PN_A', 'PN_B', 'PN_C'];
 const TABLES: Record<string, string[]> = { filter: ['INPUT', 'OUTPUT'], nat: ['PREROUTING', 'POSTROUTING'] };

@@ -16,15 +16,8 @@ import {
 } from '../../lib/index.js';
 import { withNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
+import { rejection } from '../helpers/rejection.js';
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 /**
  * Holds an exclusive flock on file for seconds (as iptables-legacy takes it) and resolves once it is held, with the
