@@ -32,7 +32,12 @@ const LIST_SETNAME = 0x02;
 const LIST_HEADER = 0x04;
 const TYPES = new Set(['hash:ip', 'hash:net', 'hash:ip,port']);
 /** Entries per native call when streaming an iterable: bounds memory, still ~40 ADT messages per call. */
-const STREAM_CHUNK = 16384;
+// Entries encoded between two turns of the event loop (a streamed chunk is also one native call): small enough
+// that encoding never holds the loop for more than a few ms.
+const STREAM_CHUNK = 4096;
+
+/** A turn of the event loop, so timers and I/O run between encoding slices. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const cmd = native.ipsetCommands;
 
 export interface IpsetOpenOptions {
@@ -475,7 +480,10 @@ export class Ipset implements Disposable {
     context: { command: string; set: string; setType: string; netns: string | undefined },
   ): Promise<IpsetBatchResult> {
     const writer = new RecordWriter(Math.max(4096, entries.length * 64));
-    for (let i = 0; i < entries.length; i++) writer.push(checkEntry(entries[i], shape, `entries[${i}]`));
+    for (let i = 0; i < entries.length; i++) {
+      writer.push(checkEntry(entries[i], shape, `entries[${i}]`));
+      if (i % STREAM_CHUNK === STREAM_CHUNK - 1) await yieldToLoop(); // checked whole before sending, in slices
+    }
     const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
     const failed: IpsetBatchFailure[] = [];
     for (let i = 0; i < raw.failures.length; i += 2) {
