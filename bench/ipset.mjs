@@ -117,6 +117,7 @@ export async function ipsetScenarios(res, cfg, cBin) {
           const h = monitorEventLoopDelay({ resolution: 1 });
           const tick = setInterval(() => {}, 1); // keeps the loop turning so every stall is seen
           h.enable();
+          await new Promise((r) => setTimeout(r, 20)); // the histogram records from its 2nd tick on: prime it
           const r = await ipset.addMany('b2', kind === 'array' ? data : (function* () { for (let j = 0; j < N; j++) yield entryOf(j); })());
           h.disable();
           clearInterval(tick);
