@@ -110,23 +110,26 @@ export async function ipsetScenarios(res, cfg, cBin) {
 
       // 7: event loop delay while scenario 2 runs async (array and streamed from a generator).
       const S7 = '7 event loop during 2';
-      const maxes = { array: [], generator: [] };
+      const maxes = { array: [], generator: [], control: [] };
       for (let i = 0; i < cfg.batchSamples; i++) {
-        for (const kind of ['array', 'generator']) {
+        for (const kind of ['array', 'generator', 'control']) {
           await make();
           const h = monitorEventLoopDelay({ resolution: 1 });
           const tick = setInterval(() => {}, 1); // keeps the loop turning so every stall is seen
           h.enable();
           await new Promise((r) => setTimeout(r, 20)); // the histogram records from its 2nd tick on: prime it
-          const r = await ipset.addMany('b2', kind === 'array' ? data : (function* () { for (let j = 0; j < N; j++) yield entryOf(j); })());
+          let r;
+          if (kind === 'control') await rawC(cBin, ns, 'batch', N, 'b2c'); // JS idle: the machine's own noise
+          else r = await ipset.addMany('b2', kind === 'array' ? data : (function* () { for (let j = 0; j < N; j++) yield entryOf(j); })());
           h.disable();
           clearInterval(tick);
-          if (r.applied !== N) throw new Error(`applied ${r.applied}`);
+          if (r && r.applied !== N) throw new Error(`applied ${r.applied}`);
           maxes[kind].push(h.max / 1e6);
         }
       }
       const ea = res.row(S7, 'loop delay max, addMany(array)', maxes.array, { podnet: true });
       res.row(S7, 'loop delay max, addMany(generator)', maxes.generator);
+      res.row(S7, 'control: loop delay max, JS idle while raw C batch runs', maxes.control);
       res.target(S7, 'event loop delay max (array addMany), ms', ea.median, '<=', 5, ' ms');
       await ipset.destroy('b2');
     }
