@@ -355,7 +355,7 @@ export class Ipset implements Disposable {
       return;
     }
     const failed = new Map<number, number>();
-    for (let i = 0; i < result.failures.length; i += 2) failed.set(result.failures[i]!, result.failures[i + 1]!);
+    for (let i = 1; i < result.length; i += 2) failed.set(result[i]!, result[i + 1]!);
     const command_ = command === cmd.add ? 'add' : 'del';
     sent.forEach((item, index) => {
       const error = failed.get(index);
@@ -381,8 +381,8 @@ export class Ipset implements Disposable {
     writer.reset();
     writer.push(checkEntry(entry, shape));
     const result = this.#live().adt(command, name, writer.bytes(), excl, true);
-    if (result.failures.length > 0) {
-      throw ipsetError(result.failures[1]!, { command: label, set: name, setType: shape.type, entry, netns: this.#netns?.path });
+    if (result.length > 1) {
+      throw ipsetError(result[2]!, { command: label, set: name, setType: shape.type, entry, netns: this.#netns?.path });
     }
   }
 
@@ -441,11 +441,11 @@ export class Ipset implements Disposable {
       const send = async () => {
         if (chunk.length === 0) return;
         const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
-        result.applied += raw.applied;
-        for (let i = 0; i < raw.failures.length; i += 2) {
-          const at = raw.failures[i]!;
+        result.applied += raw[0]!;
+        for (let i = 1; i < raw.length; i += 2) {
+          const at = raw[i]!;
           const entry = chunk[at]!;
-          result.failed.push({ index: chunkIndexes[at]!, entry, error: ipsetError(raw.failures[i + 1]!, { ...context, entry, index: chunkIndexes[at]! }) });
+          result.failed.push({ index: chunkIndexes[at]!, entry, error: ipsetError(raw[i + 1]!, { ...context, entry, index: chunkIndexes[at]! }) });
         }
         writer.reset();
         chunk = [];
@@ -486,12 +486,12 @@ export class Ipset implements Disposable {
     }
     const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
     const failed: IpsetBatchFailure[] = [];
-    for (let i = 0; i < raw.failures.length; i += 2) {
-      const index = raw.failures[i]!;
+    for (let i = 1; i < raw.length; i += 2) {
+      const index = raw[i]!;
       const entry = entries[index]!;
-      failed.push({ index, entry, error: ipsetError(raw.failures[i + 1]!, { ...context, entry, index }) });
+      failed.push({ index, entry, error: ipsetError(raw[i + 1]!, { ...context, entry, index }) });
     }
-    return { applied: raw.applied, failed };
+    return { applied: raw[0]!, failed };
   }
 
   /** list returns a set's header and all its entries (see entries() for sets too large to hold at once). */
