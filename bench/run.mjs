@@ -18,7 +18,7 @@ const FULL = {
   rules: 1000, ruleSamples: 5, perRuleRules: 1000, perRuleSamples: 1, spawnOps: 200, pods: 10_000, podSamples: 3, cycles: 20, resyncPods: 1000,
 };
 const CI = {
-  singleOps: 1000, singleRounds: 5, cliOps: 20, batchN: 20_000, batchSamples: 3, concurrentN: 5_000, memN: 250_000, memSamples: 1,
+  singleOps: 1000, singleRounds: 5, cliOps: 20, batchN: 50_000, batchSamples: 5, concurrentN: 10_000, memN: 250_000, memSamples: 1,
   rules: 200, ruleSamples: 3, perRuleRules: 200, perRuleSamples: 1, spawnOps: 60, pods: 2_000, podSamples: 2, cycles: 8, resyncPods: 300,
 };
 const cfg = ci ? CI : FULL;
