@@ -46,11 +46,11 @@ export interface RawCreateSpec {
   exist: boolean;
 }
 
-export interface RawAdtResult {
-  applied: number;
-  /** Pairs [index, error, index, error, ...] of failed entries. */
-  failures: Uint32Array;
-}
+/**
+ * [applied, index, error, index, error, ...]: the number of entries applied, then pairs of failed entries. One typed
+ * array and no object, so a single add's answer costs no property keys at the N-API boundary.
+ */
+export type RawAdtResult = Uint32Array;
 
 export interface RawListResult {
   sets: RawSetHeader[];

@@ -32,7 +32,12 @@ const LIST_SETNAME = 0x02;
 const LIST_HEADER = 0x04;
 const TYPES = new Set(['hash:ip', 'hash:net', 'hash:ip,port']);
 /** Entries per native call when streaming an iterable: bounds memory, still ~40 ADT messages per call. */
-const STREAM_CHUNK = 16384;
+// Entries encoded between two turns of the event loop (a streamed chunk is also one native call): small enough
+// that encoding never holds the loop for more than a few ms.
+const STREAM_CHUNK = 4096;
+
+/** A turn of the event loop, so timers and I/O run between encoding slices. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const cmd = native.ipsetCommands;
 
 export interface IpsetOpenOptions {
@@ -350,7 +355,7 @@ export class Ipset implements Disposable {
       return;
     }
     const failed = new Map<number, number>();
-    for (let i = 0; i < result.failures.length; i += 2) failed.set(result.failures[i]!, result.failures[i + 1]!);
+    for (let i = 1; i < result.length; i += 2) failed.set(result[i]!, result[i + 1]!);
     const command_ = command === cmd.add ? 'add' : 'del';
     sent.forEach((item, index) => {
       const error = failed.get(index);
@@ -434,11 +439,11 @@ export class Ipset implements Disposable {
       const send = async () => {
         if (chunk.length === 0) return;
         const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
-        result.applied += raw.applied;
-        for (let i = 0; i < raw.failures.length; i += 2) {
-          const at = raw.failures[i]!;
+        result.applied += raw[0]!;
+        for (let i = 1; i < raw.length; i += 2) {
+          const at = raw[i]!;
           const entry = chunk[at]!;
-          result.failed.push({ index: chunkIndexes[at]!, entry, error: ipsetError(raw.failures[i + 1]!, { ...context, entry, index: chunkIndexes[at]! }) });
+          result.failed.push({ index: chunkIndexes[at]!, entry, error: ipsetError(raw[i + 1]!, { ...context, entry, index: chunkIndexes[at]! }) });
         }
         writer.reset();
         chunk = [];
@@ -473,15 +478,18 @@ export class Ipset implements Disposable {
     context: { command: string; set: string; setType: string; netns: string | undefined },
   ): Promise<IpsetBatchResult> {
     const writer = new RecordWriter(Math.max(4096, entries.length * 64));
-    for (let i = 0; i < entries.length; i++) writer.push(checkEntry(entries[i], shape, `entries[${i}]`));
+    for (let i = 0; i < entries.length; i++) {
+      writer.push(checkEntry(entries[i], shape, `entries[${i}]`));
+      if (i % STREAM_CHUNK === STREAM_CHUNK - 1) await yieldToLoop(); // checked whole before sending, in slices
+    }
     const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
     const failed: IpsetBatchFailure[] = [];
-    for (let i = 0; i < raw.failures.length; i += 2) {
-      const index = raw.failures[i]!;
+    for (let i = 1; i < raw.length; i += 2) {
+      const index = raw[i]!;
       const entry = entries[index]!;
-      failed.push({ index, entry, error: ipsetError(raw.failures[i + 1]!, { ...context, entry, index }) });
+      failed.push({ index, entry, error: ipsetError(raw[i + 1]!, { ...context, entry, index }) });
     }
-    return { applied: raw.applied, failed };
+    return { applied: raw[0]!, failed };
   }
 
   /** list returns a set's header and all its entries (see entries() for sets too large to hold at once). */

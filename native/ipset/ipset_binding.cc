@@ -117,16 +117,15 @@ struct AdtBaton : BatonBase {
     error = session->Adt(cmd, name, records.data(), records.size(), excl, &applied, &failures);
   }
   Napi::Value Result(Napi::Env env) {
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("applied", applied);
-    // [index, error, index, error, ...]: one typed array, not an object per failure.
-    Napi::Uint32Array f = Napi::Uint32Array::New(env, failures.size() * 2);
+    // [applied, index, error, index, error, ...]: one typed array, no object and no property keys (a single add's
+    // answer is on the hot path of addSync and coalesced adds).
+    Napi::Uint32Array f = Napi::Uint32Array::New(env, 1 + failures.size() * 2);
+    f[0] = applied;
     for (size_t i = 0; i < failures.size(); i++) {
-      f[i * 2] = failures[i].index;
-      f[i * 2 + 1] = static_cast<uint32_t>(failures[i].error);
+      f[1 + i * 2] = failures[i].index;
+      f[2 + i * 2] = static_cast<uint32_t>(failures[i].error);
     }
-    o.Set("failures", f);
-    return o;
+    return f;
   }
 };
 

@@ -1,0 +1,129 @@
+// A small benchmark harness: warm-up, several samples, median / p95 / spread, a table and JSON.
+// Every scenario times its contenders in the same process run, on the same data, so ratios are comparable
+// even on a shared, noisy machine (absolute times alone prove nothing).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+
+/** now returns a monotonic time in ms. */
+export function now() {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** stats summarises samples (ms): median, p95, min, max, mean, spread (max/min). */
+export function stats(samples) {
+  if (samples.length === 0) throw new Error('no samples');
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+  const median = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  const mean = s.reduce((a, b) => a + b, 0) / s.length;
+  return { n: s.length, median, p95: at(0.95), min: s[0], max: s[s.length - 1], mean, spread: s[0] > 0 ? s[s.length - 1] / s[0] : Infinity };
+}
+
+/**
+ * sample runs fn warmup times untimed, then samples times, timing each call (ms). fn may be async. setup/teardown
+ * run around each call, untimed.
+ */
+export async function sample(fn, { warmup = 1, samples = 5, setup, teardown } = {}) {
+  for (let i = 0; i < warmup; i++) {
+    if (setup) await setup(i);
+    await fn(i);
+    if (teardown) await teardown(i);
+  }
+  const out = [];
+  for (let i = 0; i < samples; i++) {
+    if (setup) await setup(i);
+    const t0 = now();
+    await fn(i);
+    out.push(now() - t0);
+    if (teardown) await teardown(i);
+  }
+  return out;
+}
+
+/** Results collects rows (scenario, contender, unit, stats) and the targets checked on them. */
+export class Results {
+  rows = [];
+  targets = [];
+  notes = [];
+
+  /** row records one contender's samples; podnet: true marks the scenario's podnet row (ratio base). */
+  row(scenario, contender, samples, { unit = 'ms', podnet = false, note } = {}) {
+    const r = { scenario, contender, unit, podnet, ...stats(samples), samples, ...(note ? { note } : {}) };
+    this.rows.push(r);
+    return r;
+  }
+
+  /** fixed records a value measured elsewhere (e.g. by the C reference's own clock) with its own median/p95. */
+  fixed(scenario, contender, { median, p95, min, max, n = 1, unit = 'ms', podnet = false, note }) {
+    const r = { scenario, contender, unit, podnet, n, median, p95: p95 ?? median, min: min ?? median, max: max ?? median, mean: median, spread: min && max ? max / min : 1, samples: [], ...(note ? { note } : {}) };
+    this.rows.push(r);
+    return r;
+  }
+
+  /**
+   * target records a check (gate: false = reported, but not part of the CI gate; see run.mjs): value compared with limit by op ('<=' for "at most", '>=' for "at least").
+   * It holds when value op limit; in CI it fails only when it misses by more than `slack` (3x).
+   */
+  target(scenario, what, value, op, limit, unit = 'x', { gate = true } = {}) {
+    const holds = op === '<=' ? value <= limit : value >= limit;
+    const within3x = op === '<=' ? value <= limit * 3 : value >= limit / 3;
+    const t = { scenario, what, value, op, limit, unit, holds, within3x, gate };
+    this.targets.push(t);
+    return t;
+  }
+
+  note(text) {
+    this.notes.push(text);
+  }
+
+  /** table renders the rows with the ratio of each median to its scenario's podnet row. */
+  table() {
+    const base = new Map();
+    for (const r of this.rows) if (r.podnet && !base.has(r.scenario)) base.set(r.scenario, r);
+    const lines = [['scenario', 'contender', 'median', 'p95', 'spread', 'n', 'ratio to podnet']];
+    for (const r of this.rows) {
+      const b = base.get(r.scenario);
+      const ratio = b && b.unit === r.unit && b.median > 0 ? `${fmtNum(r.median / b.median)}x` : '';
+      lines.push([r.scenario, r.contender, `${fmtNum(r.median)} ${r.unit}`, `${fmtNum(r.p95)} ${r.unit}`, `${fmtNum(r.spread)}x`, String(r.n), ratio]);
+    }
+    return markdown(lines);
+  }
+
+  targetTable() {
+    const lines = [['scenario', 'target', 'measured', 'holds', 'within 3x (CI gate)']];
+    for (const t of this.targets) {
+      lines.push([t.scenario, `${t.what} ${t.op} ${fmtNum(t.limit)}${t.unit}`, `${fmtNum(t.value)}${t.unit}`, t.holds ? 'yes' : 'NO', `${t.within3x ? 'yes' : 'NO'}${t.gate ? '' : ' (not gated)'}`]);
+    }
+    return markdown(lines);
+  }
+
+  /** write stores everything as JSON under bench/results/ and returns the path. */
+  write(meta) {
+    const dir = join(BENCH_DIR, 'results');
+    mkdirSync(dir, { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const file = join(dir, `${meta.mode}-${stamp}.json`);
+    writeFileSync(file, JSON.stringify({ ...meta, rows: this.rows, targets: this.targets, notes: this.notes }, null, 2));
+    writeFileSync(join(dir, `latest-${meta.mode}.json`), JSON.stringify({ ...meta, rows: this.rows, targets: this.targets, notes: this.notes }, null, 2));
+    return file;
+  }
+}
+
+export function fmtNum(x) {
+  if (!Number.isFinite(x)) return String(x);
+  const a = Math.abs(x);
+  if (a >= 1000) return x.toFixed(0);
+  if (a >= 100) return x.toFixed(1);
+  if (a >= 10) return x.toFixed(2);
+  if (a >= 1) return x.toFixed(3);
+  return x.toPrecision(3);
+}
+
+function markdown(lines) {
+  const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
+  const fmt = (l) => `| ${l.map((cell, c) => cell.padEnd(widths[c])).join(' | ')} |`;
+  return [fmt(lines[0]), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...lines.slice(1).map(fmt)].join('\n');
+}

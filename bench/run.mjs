@@ -1,0 +1,84 @@
+// Entry point: `npm run bench` (full) and `npm run bench:ci` (--ci: smaller sizes, same ratios; exits non-zero
+// when a ratio misses its target by more than 3x). `--only ipset,iptables,spawn,agent` runs some groups.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+
+import { BENCH_DIR, Results, now } from './harness.mjs';
+import { deleteAll } from './netns.mjs';
+
+const args = process.argv.slice(2);
+const ci = args.includes('--ci');
+const onlyAt = args.indexOf('--only');
+const only = onlyAt >= 0 ? new Set(args[onlyAt + 1].split(',')) : undefined;
+
+const FULL = {
+  singleOps: 2000, singleRounds: 5, cliOps: 50, batchN: 100_000, batchSamples: 5, concurrentN: 10_000, memN: 1_000_000, memSamples: 2,
+  rules: 1000, ruleSamples: 5, perRuleRules: 1000, perRuleSamples: 1, spawnOps: 200, pods: 10_000, podSamples: 3, cycles: 20, resyncPods: 1000,
+};
+const CI = {
+  singleOps: 1000, singleRounds: 5, cliOps: 20, batchN: 50_000, batchSamples: 5, concurrentN: 10_000, memN: 250_000, memSamples: 1,
+  rules: 200, ruleSamples: 3, perRuleRules: 200, perRuleSamples: 1, spawnOps: 60, pods: 2_000, podSamples: 2, cycles: 8, resyncPods: 300,
+};
+const cfg = ci ? CI : FULL;
+
+if (process.getuid?.() !== 0) {
+  console.error('bench: needs root (namespaces, ipset, iptables)');
+  process.exit(2);
+}
+
+const t0 = now();
+const res = new Results();
+const binDir = join(BENCH_DIR, 'results', 'bin');
+mkdirSync(binDir, { recursive: true });
+const cBin = join(binDir, 'ipset_raw');
+execFileSync('cc', ['-O2', '-Wall', '-o', cBin, join(BENCH_DIR, 'reference', 'ipset_raw.c')], { stdio: 'inherit' });
+
+const groups = [
+  ['ipset', async () => (await import('./ipset.mjs')).ipsetScenarios(res, cfg, cBin)],
+  ['iptables', async () => (await import('./iptables.mjs')).iptablesScenarios(res, cfg)],
+  ['spawn', async () => (await import('./spawn.mjs')).spawnScenarios(res, cfg)],
+  ['agent', async () => (await import('./agent.mjs')).agentScenarios(res, cfg)],
+];
+
+let crashed = false;
+try {
+  for (const [name, fn] of groups) {
+    if (only && !only.has(name)) continue;
+    const g0 = now();
+    process.stderr.write(`bench: ${name}...\n`);
+    await fn();
+    process.stderr.write(`bench: ${name} done in ${((now() - g0) / 1000).toFixed(1)} s\n`);
+  }
+} catch (err) {
+  crashed = true;
+  console.error('bench: a scenario failed:', err);
+} finally {
+  deleteAll();
+}
+
+const seconds = (now() - t0) / 1000;
+const meta = {
+  mode: ci ? 'ci' : 'full',
+  date: new Date().toISOString(),
+  machine: { nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model, kernel: os.release(), node: process.version, memGiB: +(os.totalmem() / 2 ** 30).toFixed(1) },
+  config: cfg,
+  seconds,
+};
+console.log(`\npodnet benchmarks (${meta.mode}), ${meta.date}; nproc ${meta.machine.nproc}, kernel ${meta.machine.kernel}, node ${meta.machine.node}`);
+console.log('Ratios within one run matter, not absolute times (shared, noisy machine).\n');
+console.log(res.table());
+console.log('\nTargets:\n');
+console.log(res.targetTable());
+for (const n of res.notes) console.log(`note: ${n}`);
+const file = res.write(meta);
+console.log(`\nbench: ${seconds.toFixed(1)} s; results in ${file}`);
+
+const missed = res.targets.filter((t) => !t.holds);
+const broken = res.targets.filter((t) => t.gate && !t.within3x);
+if (missed.length) console.log(`bench: ${missed.length} target(s) not met: ${missed.map((t) => `[${t.scenario}] ${t.what}`).join('; ')}`);
+if (ci && broken.length) {
+  console.log(`bench: FAIL: ${broken.length} ratio(s) miss their target by more than 3x: ${broken.map((t) => `[${t.scenario}] ${t.what} = ${t.value.toFixed(3)} (target ${t.op} ${t.limit})`).join('; ')}`);
+}
+process.exit(crashed || (ci && broken.length > 0) ? 1 : 0);
