@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
 import { Ipset, IpsetError, Netns } from '../../lib/index.js';
