@@ -8,21 +8,31 @@ namespace podnet::ipset {
 
 static size_t Align8(size_t n) { return (n + 7) & ~static_cast<size_t>(7); }
 
-bool RecordReader::Next(Record* r, bool* bad) {
+size_t RecordReader::CheckNext(bool* bad) const {
   *bad = false;
   size_t left = static_cast<size_t>(end_ - p_);
-  if (left == 0) return false;
-  if (left < kRecordHeader) {
-    *bad = true;
-    return false;
-  }
+  if (left == 0) return 0;
   uint16_t size, commentLen;
-  memcpy(&size, p_, 2);
-  memcpy(&commentLen, p_ + 12, 2);
-  if (size < kRecordHeader || size > left || size != Align8(kRecordHeader + commentLen)) {
-    *bad = true;
-    return false;
+  if (left >= kRecordHeader) {
+    memcpy(&size, p_, 2);
+    memcpy(&commentLen, p_ + 12, 2);
+    if (size >= kRecordHeader && size <= left && size == Align8(kRecordHeader + commentLen)) return size;
   }
+  *bad = true;
+  return 0;
+}
+
+bool RecordReader::Skip(bool* bad) {
+  size_t size = CheckNext(bad);
+  p_ += size;
+  return size != 0;
+}
+
+bool RecordReader::Next(Record* r, bool* bad) {
+  size_t size = CheckNext(bad);
+  if (size == 0) return false;
+  uint16_t commentLen;
+  memcpy(&commentLen, p_ + 12, 2);
   r->family = p_[2];
   r->flags = p_[3];
   r->cidr = p_[4];

@@ -58,11 +58,16 @@ class RecordReader {
   RecordReader(const uint8_t* data, size_t len) : start_(data), p_(data), end_(data + len) {}
   // False at the end; *bad set when a record is malformed.
   bool Next(Record* out, bool* bad);
+  // Like Next, checking the record without decoding it.
+  bool Skip(bool* bad);
   // Offset of the next record from the start of the buffer.
   size_t offset() const { return static_cast<size_t>(p_ - start_); }
   void Seek(size_t offset) { p_ = start_ + offset; }
 
  private:
+  // Size of the record at p_ when it is well-formed, else 0 (*bad set unless at the end).
+  size_t CheckNext(bool* bad) const;
+
   const uint8_t* start_;
   const uint8_t* p_;
   const uint8_t* end_;

@@ -168,8 +168,9 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
                        uint32_t* applied, std::vector<EntryFailure>* failures) {
   *applied = 0;
   // Check every record first (a malformed buffer changes nothing) and note
-  // where each starts, so encoding can resume after a failing entry. Records
-  // are decoded one at a time into a reused scratch: no copy of the batch.
+  // where each starts, so encoding can resume after a failing entry. The
+  // check does not decode; records are decoded once, while encoding, into a
+  // reused scratch: no copy of the batch.
   std::vector<uint32_t>& offsets = offsets_;
   offsets.clear();
   RecordReader reader(data, len);
@@ -177,7 +178,7 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
   {
     bool bad = false;
     size_t at = reader.offset();
-    while (reader.Next(&r, &bad)) {
+    while (reader.Skip(&bad)) {
       offsets.push_back(static_cast<uint32_t>(at));
       at = reader.offset();
     }
