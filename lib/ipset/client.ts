@@ -93,6 +93,25 @@ function shapeOf(h: IpsetHeader): SetShape {
   return { type: h.type, family: h.family === 'inet6' ? 6 : 4, comment: h.comment, timeout: h.timeout !== undefined };
 }
 
+type BatchContext = { command: string; set: string; setType: string; netns: string | undefined };
+
+/**
+ * collectFailures turns a native ADT answer ([applied, index, error, ...], indexes into the records sent) into
+ * batch failures appended to out; entryAt maps a record index to the caller's index and entry. Returns applied.
+ */
+function collectFailures(
+  raw: Uint32Array,
+  entryAt: (at: number) => [number, IpsetEntry],
+  context: BatchContext,
+  out: IpsetBatchFailure[],
+): number {
+  for (let i = 1; i < raw.length; i += 2) {
+    const [index, entry] = entryAt(raw[i]!);
+    out.push({ index, entry, error: ipsetError(raw[i + 1]!, { ...context, entry, index }) });
+  }
+  return raw[0]!;
+}
+
 /** Ipset is a client for the kernel's ipset subsystem in one network namespace. */
 export class Ipset implements Disposable {
   #handle: RawIpsetHandle | undefined;
@@ -439,12 +458,7 @@ export class Ipset implements Disposable {
       const send = async () => {
         if (chunk.length === 0) return;
         const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
-        result.applied += raw[0]!;
-        for (let i = 1; i < raw.length; i += 2) {
-          const at = raw[i]!;
-          const entry = chunk[at]!;
-          result.failed.push({ index: chunkIndexes[at]!, entry, error: ipsetError(raw[i + 1]!, { ...context, entry, index: chunkIndexes[at]! }) });
-        }
+        result.applied += collectFailures(raw, (at) => [chunkIndexes[at]!, chunk[at]!], context, result.failed);
         writer.reset();
         chunk = [];
         chunkIndexes = [];
@@ -475,7 +489,7 @@ export class Ipset implements Disposable {
     entries: IpsetEntry[],
     excl: boolean,
     shape: SetShape,
-    context: { command: string; set: string; setType: string; netns: string | undefined },
+    context: BatchContext,
   ): Promise<IpsetBatchResult> {
     const writer = new RecordWriter(Math.max(4096, entries.length * 64));
     for (let i = 0; i < entries.length; i++) {
@@ -484,12 +498,8 @@ export class Ipset implements Disposable {
     }
     const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
     const failed: IpsetBatchFailure[] = [];
-    for (let i = 1; i < raw.length; i += 2) {
-      const index = raw[i]!;
-      const entry = entries[index]!;
-      failed.push({ index, entry, error: ipsetError(raw[i + 1]!, { ...context, entry, index }) });
-    }
-    return { applied: raw[0]!, failed };
+    const applied = collectFailures(raw, (at) => [at, entries[at]!], context, failed);
+    return { applied, failed };
   }
 
   /** list returns a set's header and all its entries (see entries() for sets too large to hold at once). */
