@@ -76,6 +76,15 @@ export class Netns implements Disposable {
     return this.#fd < 0;
   }
 
+  /**
+   * reopen returns a new, independent handle on the same namespace (through /proc/self/fd, so a path that now names
+   * another namespace does not matter). Components keep their own so callers may close theirs.
+   */
+  reopen(): Netns {
+    const raw = native.netnsOpen(`/proc/self/fd/${this.fd}`);
+    return new Netns(this.path, raw.fd, raw.dev, raw.ino);
+  }
+
   /** equals tells whether other is a handle on the same namespace. */
   equals(other: Netns): boolean {
     return other instanceof Netns && other.id === this.id;

@@ -230,3 +230,16 @@ describe('Netns finalizer', () => {
     expect(JSON.parse(out)).toEqual({ opened: 100, left: 0 });
   });
 });
+
+describe('Netns.reopen', () => {
+  it('gives an independent handle on the same namespace, keeping the path', () => {
+    using ns = Netns.current();
+    const copy = ns.reopen();
+    expect(copy.equals(ns)).toBe(true);
+    expect(copy.path).toBe(ns.path);
+    expect(copy.fd).not.toBe(ns.fd);
+    ns.close();
+    expect(readlinkSync(`/proc/self/fd/${copy.fd}`)).toMatch(/^net:\[\d+\]$/);
+    copy.close();
+  });
+});

@@ -36,7 +36,7 @@ export type IptablesFactory = (request: IptablesRequest) => Promise<Iptables>;
 export const realNetnsOpener: NetnsOpener = {
   open(netns: NetnsLike): AgentNetns {
     // A handle of our own, closed when the work is done: the caller keeps theirs.
-    const handle = netns instanceof Netns ? Netns.open(`/proc/self/fd/${netns.fd}`) : Netns.open(netns);
+    const handle = netns instanceof Netns ? netns.reopen() : Netns.open(netns);
     const path = netns instanceof Netns ? netns.path : netns;
     return { path, id: handle.id, handle, close: () => handle.close() };
   },

@@ -144,7 +144,7 @@ export class Ipset implements Disposable {
     }
     // Keep a handle of our own: the caller may close theirs while we still need to open dump sockets.
     let netns: Netns | undefined;
-    if (opts.netns instanceof Netns) netns = Netns.open(`/proc/self/fd/${opts.netns.fd}`);
+    if (opts.netns instanceof Netns) netns = opts.netns.reopen();
     else if (typeof opts.netns === 'string') netns = Netns.open(opts.netns);
     else if (opts.netns !== undefined) throw invalidType('options.netns', 'a Netns or a path', opts.netns);
     let handle: RawIpsetHandle;
