@@ -72,9 +72,11 @@ export interface RawIpsetHandle {
   protocol<S extends boolean>(sync: S): MaybeSync<number, S>;
   create<S extends boolean>(spec: RawCreateSpec, sync: S): MaybeSync<void, S>;
   simple<S extends boolean>(cmd: number, name: string, name2: string, excl: boolean, sync: S): MaybeSync<void, S>;
+  /** records are read in place until the call settles: hand them over (RecordWriter.take), do not write them again. */
   adt<S extends boolean>(cmd: number, name: string, records: Uint8Array, excl: boolean, sync: S): MaybeSync<RawAdtResult, S>;
   /** Synchronous ADD/DEL: 0, or the kernel error of the first failed entry (the *Sync fast path). */
-  adtSync(cmd: number, name: string, records: Uint8Array, excl: boolean): number;
+  /** The records are the first `length` bytes of `records`. */
+  adtSync(cmd: number, name: string, records: Uint8Array, length: number, excl: boolean): number;
   test<S extends boolean>(name: string, record: Uint8Array, sync: S): MaybeSync<boolean, S>;
   list<S extends boolean>(name: string, flags: number, sync: S): MaybeSync<RawListResult, S>;
   entries(name: string | null, maxRecords: number): Promise<RawEntriesChunk>;

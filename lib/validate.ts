@@ -41,7 +41,8 @@ export function invalidType(name: string, expected: string, received: unknown): 
 /** checkString throws unless value is a string (no NUL) of minLength..maxLength UTF-8 bytes. */
 export function checkString(name: string, value: unknown, maxBytes = Infinity, minLength = 1): string {
   if (typeof value !== 'string') throw invalidType(name, 'a string', value);
-  const bytes = Buffer.byteLength(value);
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short strings need no byte count (a call into C++ on hot paths).
+  const bytes = value.length * 3 <= maxBytes ? value.length : Buffer.byteLength(value);
   if (value.length < minLength || bytes > maxBytes || value.includes('\0')) {
     const limit = Number.isFinite(maxBytes) ? ` of at most ${maxBytes} bytes` : '';
     throw invalidValue(name, `a non-empty string without NUL${limit}`, value);

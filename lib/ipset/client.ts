@@ -13,7 +13,7 @@ import { native, type RawIpsetHandle, type RawSetHeader } from '../native.js';
 import type { NetlinkPeer } from '../netlink/peer.js';
 import { Netns, type NetnsLike } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
-import { checkEntry, type EntryFields, type SetShape } from './entry.js';
+import { checkEntry, newFields, type EntryFields, type SetShape } from './entry.js';
 import { ipsetError } from './error-map.js';
 import { RecordWriter, decodeRecords } from './record.js';
 import type {
@@ -31,13 +31,35 @@ const WITH_COMMENT = 0x10;
 const LIST_SETNAME = 0x02;
 const LIST_HEADER = 0x04;
 const TYPES = new Set(['hash:ip', 'hash:net', 'hash:ip,port']);
-/** Entries per native call when streaming an iterable: bounds memory, still ~40 ADT messages per call. */
-// Entries encoded between two turns of the event loop (a streamed chunk is also one native call): small enough
-// that encoding never holds the loop for more than a few ms.
+/** Entries per native call when streaming an iterable: bounds memory, still ~70 ADT messages per call. */
 const STREAM_CHUNK = 4096;
+/** Batches are checked and encoded in slices of at most this many ms, with a turn of the event loop between. */
+const SLICE_MS = 2;
+/** Entries between two looks at the clock while encoding (a clock read costs more than an entry's check). */
+const CLOCK_EVERY = 256;
+
+/**
+ * ADT requests up to this size are sent from the JS thread, without a worker. The kernel does an ipset request's
+ * work inside sendmsg() and queues the answer before it returns, so a small request costs the JS thread a few
+ * microseconds, while handing it to a libuv worker and back costs tens (two thread wake-ups). Bigger batches,
+ * whose kernel work takes longer, always go to a worker.
+ */
+const INLINE_BYTES = 8192;
 
 /** A turn of the event loop, so timers and I/O run between encoding slices. */
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Slicer says when an encoding loop has held the event loop for SLICE_MS and should yield. */
+class Slicer {
+  #until = performance.now() + SLICE_MS;
+  due(i: number): boolean {
+    if (i % CLOCK_EVERY !== CLOCK_EVERY - 1) return false;
+    const t = performance.now();
+    if (t < this.#until) return false;
+    this.#until = t + SLICE_MS;
+    return true;
+  }
+}
 const cmd = native.ipsetCommands;
 
 export interface IpsetOpenOptions {
@@ -119,7 +141,12 @@ export class Ipset implements Disposable {
   readonly #peer: NetlinkPeer | undefined;
   readonly #timeoutMs: number;
   readonly #shapes = new Map<string, SetShape>();
-  readonly #writer = new RecordWriter();
+  /** Coalesced async adds and dels; its buffer is handed to the native call each time (take). */
+  readonly #writer = new RecordWriter(4096);
+  /** The *Sync calls' own writer: they may run while an async call still reads #writer's last buffer. */
+  readonly #syncWriter = new RecordWriter(512);
+  /** Reused by every check on the JS thread (a check and its push never interleave with another). */
+  readonly #fields = newFields();
   #tail: Promise<unknown> = Promise.resolve();
   #lastAdt: AdtJob | undefined;
 
@@ -359,7 +386,7 @@ export class Ipset implements Disposable {
     const sent: PendingItem[] = [];
     for (const item of items) {
       try {
-        writer.push(checkEntry(item.entry, shape));
+        writer.push(checkEntry(item.entry, shape, 'entry', this.#fields));
         sent.push(item);
       } catch (err) {
         item.reject(err);
@@ -368,7 +395,9 @@ export class Ipset implements Disposable {
     if (sent.length === 0) return;
     let result;
     try {
-      result = await this.#live().adt(command, name, writer.bytes(), excl, false);
+      const handle = this.#live();
+      // Inline: the records are read before adt() returns, so the writer keeps its buffer.
+      result = writer.byteLength <= INLINE_BYTES ? handle.adt(command, name, writer.bytes(), excl, true) : await handle.adt(command, name, writer.take(), excl, false);
     } catch (err) {
       for (const item of sent) item.reject(err);
       return;
@@ -396,10 +425,10 @@ export class Ipset implements Disposable {
   #adtSync(command: number, label: string, name: string, entry: IpsetEntry, excl: boolean): void {
     checkSetName(name);
     const shape = this.#shapeSync(name, label);
-    const writer = this.#writer;
+    const writer = this.#syncWriter;
     writer.reset();
-    writer.push(checkEntry(entry, shape));
-    const error = this.#live().adtSync(command, name, writer.bytes(), excl);
+    writer.push(checkEntry(entry, shape, 'entry', this.#fields));
+    const error = this.#live().adtSync(command, name, writer.buffer, writer.byteLength, excl);
     if (error !== 0) throw ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: this.#netns?.path });
   }
 
@@ -408,7 +437,7 @@ export class Ipset implements Disposable {
     checkSetName(name);
     return this.#serial(async () => {
       const record = this.#oneRecord(checkEntry(entry, await this.#shape(name, 'test')));
-      return this.#live().test(name, record, false);
+      return this.#live().test(name, record, true); // one small request: inline, as small ADT batches (INLINE_BYTES)
     });
   }
 
@@ -451,38 +480,75 @@ export class Ipset implements Disposable {
       const shape = await this.#shape(name, label);
       const context = { command: label, set: name, setType: shape.type, netns: this.#netns?.path };
       if (Array.isArray(entries)) return this.#manyArray(command, name, entries, excl, shape, context);
-      const result: IpsetBatchResult = { applied: 0, failed: [] };
-      const writer = new RecordWriter(1 << 20);
-      let chunk: IpsetEntry[] = [];
-      let chunkIndexes: number[] = [];
-      const send = async () => {
-        if (chunk.length === 0) return;
-        const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
-        result.applied += collectFailures(raw, (at) => [chunkIndexes[at]!, chunk[at]!], context, result.failed);
-        writer.reset();
-        chunk = [];
-        chunkIndexes = [];
-      };
+      return this.#manyStream(command, name, entries, excl, shape, context);
+    });
+  }
+
+  /**
+   * An iterable is streamed in chunks, double-buffered: the next chunk is checked and encoded on the JS thread
+   * while a worker sends the previous one. Chunks go out one after another (the session's lock does not order
+   * waiting workers, so the next is sent only once the last has settled).
+   */
+  async #manyStream(
+    command: number,
+    name: string,
+    entries: Iterable<IpsetEntry>,
+    excl: boolean,
+    shape: SetShape,
+    context: BatchContext,
+  ): Promise<IpsetBatchResult> {
+    const result: IpsetBatchResult = { applied: 0, failed: [] };
+    const invalid: IpsetBatchFailure[] = [];
+    const writer = new RecordWriter(STREAM_CHUNK * 64);
+    const fields = this.#fields;
+    const slicer = new Slicer();
+    let chunk: IpsetEntry[] = [];
+    let chunkIndexes: number[] = [];
+    let inFlight: Promise<void> = Promise.resolve();
+    let failure: { error: unknown } | undefined;
+    const send = async () => {
+      await inFlight;
+      if (failure) throw failure.error;
+      if (chunk.length === 0) return;
+      const records = writer.take();
+      const sentEntries = chunk;
+      const sentIndexes = chunkIndexes;
+      chunk = [];
+      chunkIndexes = [];
+      // Settles into result or failure right away, so a rejection is never left unhandled while encoding goes on.
+      inFlight = this.#live().adt(command, name, records, excl, false).then(
+        (raw) => {
+          result.applied += collectFailures(raw, (at) => [sentIndexes[at]!, sentEntries[at]!], context, result.failed);
+        },
+        (error: unknown) => {
+          failure = { error };
+        },
+      );
+    };
+    try {
       let index = 0;
-      const invalid: IpsetBatchFailure[] = [];
       for (const entry of entries) {
         try {
-          writer.push(checkEntry(entry, shape, `entries[${index}]`));
+          writer.push(checkEntry(entry, shape, index, fields));
           chunk.push(entry);
           chunkIndexes.push(index);
         } catch (error) {
           invalid.push({ index, entry, error: error as Error });
         }
-        index++;
         if (chunk.length >= STREAM_CHUNK) await send();
+        if (slicer.due(index)) await yieldToLoop();
+        index++;
       }
       await send();
-      if (invalid.length > 0) result.failed = [...result.failed, ...invalid].sort((a, b) => a.index - b.index);
-      return result;
-    });
+    } finally {
+      await inFlight; // an iterator that throws still lets the chunk on its way finish before the queue moves on
+    }
+    if (failure) throw failure.error;
+    if (invalid.length > 0) result.failed = [...result.failed, ...invalid].sort((a, b) => a.index - b.index);
+    return result;
   }
 
-  /** An array is checked whole before anything is sent, then sent in one native call. */
+  /** An array is checked whole before anything is sent (in slices that let the event loop turn), then sent in one native call. */
   async #manyArray(
     command: number,
     name: string,
@@ -492,11 +558,13 @@ export class Ipset implements Disposable {
     context: BatchContext,
   ): Promise<IpsetBatchResult> {
     const writer = new RecordWriter(Math.max(4096, entries.length * 64));
+    const fields = this.#fields;
+    const slicer = new Slicer();
     for (let i = 0; i < entries.length; i++) {
-      writer.push(checkEntry(entries[i], shape, `entries[${i}]`));
-      if (i % STREAM_CHUNK === STREAM_CHUNK - 1) await yieldToLoop(); // checked whole before sending, in slices
+      writer.push(checkEntry(entries[i], shape, i, fields));
+      if (slicer.due(i)) await yieldToLoop();
     }
-    const raw = await this.#live().adt(command, name, writer.bytes(), excl, false);
+    const raw = await this.#live().adt(command, name, writer.take(), excl, false);
     const failed: IpsetBatchFailure[] = [];
     const applied = collectFailures(raw, (at) => [at, entries[at]!], context, failed);
     return { applied, failed };

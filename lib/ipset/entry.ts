@@ -18,13 +18,13 @@ export interface SetShape {
 export interface EntryFields {
   family: 4 | 6;
   ip: Uint8Array;
-  cidr?: number;
-  port?: number;
-  proto?: number;
-  timeout?: number;
-  comment?: string;
-  /** UTF-8 length of comment. */
-  commentBytes?: number;
+  cidr: number | undefined;
+  port: number | undefined;
+  proto: number | undefined;
+  timeout: number | undefined;
+  comment: string | undefined;
+  /** UTF-8 length of comment (-1: not counted, the comment is short enough for any encoding). */
+  commentBytes: number | undefined;
 }
 
 const PROTOS: Record<string, number> = { tcp: 6, udp: 17, sctp: 132, udplite: 136, icmp: 1, icmpv6: 58 };
@@ -35,91 +35,117 @@ export function protoName(n: number): IpsetProto {
   return PROTO_NAMES.get(n) ?? n;
 }
 
-const ALLOWED: Record<string, ReadonlySet<string>> = {
-  'hash:ip': new Set(['ip', 'comment', 'timeout']),
-  'hash:net': new Set(['ip', 'cidr', 'comment', 'timeout']),
-  'hash:ip,port': new Set(['ip', 'port', 'proto', 'comment', 'timeout']),
+// The fields each type takes, as predicates: comparing interned property names is cheaper than a Set lookup, and
+// this runs for every key of every entry of a batch.
+const ALLOWED: Record<string, (key: string) => boolean> = {
+  'hash:ip': (k) => k === 'ip' || k === 'comment' || k === 'timeout',
+  'hash:net': (k) => k === 'ip' || k === 'comment' || k === 'cidr' || k === 'timeout',
+  'hash:ip,port': (k) => k === 'ip' || k === 'comment' || k === 'port' || k === 'proto' || k === 'timeout',
 };
 
-/** checkEntry validates entry for set and returns its record fields. Throws InvalidArgumentError, sending nothing. */
-export function checkEntry(entry: unknown, set: SetShape, name = 'entry'): EntryFields {
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw invalidType(name, 'an entry object', entry);
+/** newFields returns an empty fields object of the one shape checkEntry fills (a stable shape keeps it monomorphic). */
+export function newFields(): EntryFields {
+  return { family: 4, ip: new Uint8Array(16), cidr: undefined, port: undefined, proto: undefined, timeout: undefined, comment: undefined, commentBytes: undefined };
+}
+
+/** An entry's name in errors: a string, or a batch index (its label is built only when an error needs it). */
+export type EntryLabel = string | number;
+
+function labelOf(name: EntryLabel): string {
+  return typeof name === 'number' ? `entries[${name}]` : name;
+}
+
+/**
+ * checkEntry validates entry for set and returns its record fields. Throws InvalidArgumentError, sending nothing.
+ * Batches pass a reused `out` (and an index as name) so that checking allocates nothing per entry; the fields are
+ * then valid until the next call with the same `out`.
+ */
+export function checkEntry(entry: unknown, set: SetShape, label: EntryLabel = 'entry', out: EntryFields = newFields()): EntryFields {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw invalidType(labelOf(label), 'an entry object', entry);
   const e = entry as IpsetEntry;
   const allowed = ALLOWED[set.type];
-  if (!allowed) throw invalidValue(`${name}`, `a set of a type podnet encodes (not '${set.type}')`, entry);
+  if (!allowed) throw invalidValue(labelOf(label), `a set of a type podnet encodes (not '${set.type}')`, entry);
   const fieldsOf = e as unknown as Record<string, unknown>;
   for (const key in fieldsOf) {
-    if (!allowed.has(key) && fieldsOf[key] !== undefined) {
-      throw invalidValue(`${name}.${key}`, `no '${key}' field for a ${set.type} set`, fieldsOf[key]);
+    if (!allowed(key) && fieldsOf[key] !== undefined) {
+      throw invalidValue(`${labelOf(label)}.${key}`, `no '${key}' field for a ${set.type} set`, fieldsOf[key]);
     }
   }
-  if (typeof e.ip !== 'string') throw invalidType(`${name}.ip`, 'an IP address string', e.ip);
+  if (typeof e.ip !== 'string') throw invalidType(`${labelOf(label)}.ip`, 'an IP address string', e.ip);
 
   let text = e.ip;
   let cidr = e.cidr;
   const slash = text.indexOf('/');
   if (slash >= 0) {
-    if (set.type !== 'hash:net') throw invalidValue(`${name}.ip`, `an address without a prefix for a ${set.type} set`, e.ip);
+    if (set.type !== 'hash:net') throw invalidValue(`${labelOf(label)}.ip`, `an address without a prefix for a ${set.type} set`, e.ip);
     const suffix = text.slice(slash + 1);
-    if (!/^(?:0|[1-9][0-9]{0,2})$/.test(suffix)) throw invalidValue(`${name}.ip`, 'an address with a decimal prefix length', e.ip);
+    if (!/^(?:0|[1-9][0-9]{0,2})$/.test(suffix)) throw invalidValue(`${labelOf(label)}.ip`, 'an address with a decimal prefix length', e.ip);
     const fromText = Number(suffix);
-    if (cidr !== undefined && cidr !== fromText) throw invalidValue(`${name}.cidr`, `the prefix length of ip (${fromText})`, cidr);
+    if (cidr !== undefined && cidr !== fromText) throw invalidValue(`${labelOf(label)}.cidr`, `the prefix length of ip (${fromText})`, cidr);
     cidr = fromText;
     text = text.slice(0, slash);
   }
 
-  const bytes = new Uint8Array(16);
+  // IPv4 fills the first 4 bytes of out.ip; the record carries only those for family 4.
+  const bytes = out.ip;
   let family: 4 | 6;
   if (text.includes(':')) {
     const v6 = parseIpv6(text);
-    if (!v6) throw invalidValue(`${name}.ip`, 'a valid IPv6 address (no zone id)', e.ip);
+    if (!v6) throw invalidValue(`${labelOf(label)}.ip`, 'a valid IPv6 address (no zone id)', e.ip);
     if (set.family === 4) {
       const hint = isIpv4Mapped(v6) ? ' (IPv4-mapped addresses are not unmapped: pass the IPv4 address)' : '';
-      throw invalidValue(`${name}.ip`, `an IPv4 address for an inet set${hint}`, e.ip);
+      throw invalidValue(`${labelOf(label)}.ip`, `an IPv4 address for an inet set${hint}`, e.ip);
     }
     bytes.set(v6);
     family = 6;
   } else {
-    if (!parseIpv4(text, bytes)) throw invalidValue(`${name}.ip`, 'a valid IPv4 address (a.b.c.d, no leading zeros)', e.ip);
-    if (set.family === 6) throw invalidValue(`${name}.ip`, 'an IPv6 address for an inet6 set', e.ip);
+    if (!parseIpv4(text, bytes)) throw invalidValue(`${labelOf(label)}.ip`, 'a valid IPv4 address (a.b.c.d, no leading zeros)', e.ip);
+    if (set.family === 6) throw invalidValue(`${labelOf(label)}.ip`, 'an IPv6 address for an inet6 set', e.ip);
     family = 4;
   }
-  const fields: EntryFields = { family, ip: bytes };
+  const fields = out;
+  fields.family = family;
+  fields.cidr = undefined;
+  fields.port = undefined;
+  fields.proto = undefined;
+  fields.timeout = undefined;
+  fields.comment = undefined;
+  fields.commentBytes = undefined;
 
   if (cidr !== undefined) {
     const max = family === 4 ? 32 : 128;
     if (typeof cidr !== 'number' || !Number.isInteger(cidr) || cidr < 1 || cidr > max) {
-      throw invalidValue(`${name}.cidr`, `an integer between 1 and ${max}`, cidr);
+      throw invalidValue(`${labelOf(label)}.cidr`, `an integer between 1 and ${max}`, cidr);
     }
     fields.cidr = cidr;
   }
   if (set.type === 'hash:ip,port') {
     if (typeof e.port !== 'number' || !Number.isInteger(e.port) || e.port < 0 || e.port > 65535) {
-      throw invalidValue(`${name}.port`, 'an integer between 0 and 65535', e.port);
+      throw invalidValue(`${labelOf(label)}.port`, 'an integer between 0 and 65535', e.port);
     }
     fields.port = e.port;
     const proto = e.proto ?? 'tcp';
     const number = typeof proto === 'number' ? proto : PROTOS[proto];
     if (number === undefined || !Number.isInteger(number) || number < 0 || number > 255) {
-      throw invalidValue(`${name}.proto`, `one of ${Object.keys(PROTOS).join(', ')} or a protocol number`, proto);
+      throw invalidValue(`${labelOf(label)}.proto`, `one of ${Object.keys(PROTOS).join(', ')} or a protocol number`, proto);
     }
     fields.proto = number;
   }
   if (e.comment !== undefined) {
-    if (!set.comment) throw invalidValue(`${name}.comment`, 'no comment: the set was created without comment support', e.comment);
-    if (typeof e.comment !== 'string') throw invalidType(`${name}.comment`, 'a string', e.comment);
+    if (!set.comment) throw invalidValue(`${labelOf(label)}.comment`, 'no comment: the set was created without comment support', e.comment);
+    if (typeof e.comment !== 'string') throw invalidType(`${labelOf(label)}.comment`, 'a string', e.comment);
     // A UTF-16 unit is at most 3 UTF-8 bytes: short comments need no byte count.
     const bytes = e.comment.length * 3 <= 255 ? -1 : Buffer.byteLength(e.comment, 'utf8');
     if (bytes > 255 || e.comment.includes('\0')) {
-      throw invalidValue(`${name}.comment`, 'a comment of at most 255 bytes without NUL', e.comment);
+      throw invalidValue(`${labelOf(label)}.comment`, 'a comment of at most 255 bytes without NUL', e.comment);
     }
     fields.comment = e.comment;
     fields.commentBytes = bytes;
   }
   if (e.timeout !== undefined) {
-    if (!set.timeout) throw invalidValue(`${name}.timeout`, 'no timeout: the set was created without a timeout', e.timeout);
+    if (!set.timeout) throw invalidValue(`${labelOf(label)}.timeout`, 'no timeout: the set was created without a timeout', e.timeout);
     if (typeof e.timeout !== 'number' || !Number.isInteger(e.timeout) || e.timeout < 0 || e.timeout > 2147483) {
-      throw invalidValue(`${name}.timeout`, 'an integer number of seconds between 0 and 2147483', e.timeout);
+      throw invalidValue(`${labelOf(label)}.timeout`, 'an integer number of seconds between 0 and 2147483', e.timeout);
     }
     fields.timeout = e.timeout;
   }

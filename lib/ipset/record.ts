@@ -16,6 +16,7 @@ const HAS_COMMENT = 16;
 const HAS_COUNTERS = 32;
 const NOMATCH = 64;
 
+const EMPTY = Buffer.alloc(0);
 const align8 = (n: number) => (n + 7) & ~7;
 
 /** writeUtf8 writes s at offset as UTF-8 and returns its byte length; ASCII without a call into C++. */
@@ -29,14 +30,20 @@ function writeUtf8(b: Buffer, s: string, offset: number): number {
   return n;
 }
 
-/** RecordWriter packs entries into one growing buffer, reused between batches. */
+/**
+ * RecordWriter packs entries into one growing buffer, reused between batches. Every byte of a record is written
+ * (header, zeroed reserved bytes, padding), so the buffer needs no zero fill: a 100k-entry batch does not stall
+ * the event loop clearing megabytes it is about to overwrite.
+ */
 export class RecordWriter {
   #buf: Buffer;
+  readonly #initial: number;
   #pos = 0;
   count = 0;
 
   constructor(initialBytes = 64 * 1024) {
-    this.#buf = Buffer.alloc(initialBytes);
+    this.#initial = initialBytes;
+    this.#buf = Buffer.allocUnsafeSlow(initialBytes);
   }
 
   get byteLength(): number {
@@ -51,7 +58,7 @@ export class RecordWriter {
   push(f: EntryFields): void {
     // Room for the longest comment first; the real length is known once written.
     if (this.#pos + HEADER + 264 > this.#buf.length) {
-      const bigger = Buffer.alloc(Math.max(this.#buf.length * 2, this.#pos + HEADER + 264));
+      const bigger = Buffer.allocUnsafeSlow(Math.max(this.#initial, this.#buf.length * 2, this.#pos + HEADER + 264));
       this.#buf.copy(bigger, 0, 0, this.#pos);
       this.#buf = bigger;
     }
@@ -88,14 +95,31 @@ export class RecordWriter {
     b[p + 14] = 0;
     b[p + 15] = 0;
     const ip = f.ip;
-    for (let i = 0; i < ip.length; i++) b[p + 16 + i] = ip[i]!;
+    const ipLen = f.family === 4 ? 4 : 16; // the rest of ip may hold an earlier entry's bytes (reused fields)
+    for (let i = 0; i < ipLen; i++) b[p + 16 + i] = ip[i]!;
     this.#pos += size;
     this.count++;
+  }
+
+  /** buffer is the whole backing buffer: what was written is its first byteLength bytes (no view to allocate). */
+  get buffer(): Buffer {
+    return this.#buf;
   }
 
   /** bytes returns a view of what was written (valid until the next push or reset). */
   bytes(): Buffer {
     return this.#buf.subarray(0, this.#pos);
+  }
+
+  /**
+   * take hands what was written over for good (async native calls read it in place on a worker, without a copy)
+   * and starts over; a new buffer is allocated by the next push.
+   */
+  take(): Buffer {
+    const out = this.#buf.subarray(0, this.#pos);
+    this.#buf = EMPTY;
+    this.reset();
+    return out;
   }
 }
 

@@ -108,13 +108,19 @@ struct SimpleBaton : BatonBase {
 struct AdtBaton : BatonBase {
   uint8_t cmd = 0;
   std::string name;
-  std::vector<uint8_t> records;
+  // The records are read in place, not copied: the JS side hands the buffer
+  // over (RecordWriter.take) and never writes it again; the reference keeps
+  // it alive until the baton is destroyed on the JS thread. Copying 100k
+  // records held the event loop for milliseconds.
+  Napi::Reference<Napi::Uint8Array> keep;
+  const uint8_t* records = nullptr;
+  size_t recordsLen = 0;
   bool excl = true;
   uint32_t applied = 0;
   std::vector<ipset::EntryFailure> failures;
   void Execute() {
     std::lock_guard<std::mutex> lock(session->mutex());
-    error = session->Adt(cmd, name, records.data(), records.size(), excl, &applied, &failures);
+    error = session->Adt(cmd, name, records, recordsLen, excl, &applied, &failures);
   }
   Napi::Value Result(Napi::Env env) {
     // [applied, index, error, index, error, ...]: one typed array, no object and no property keys (a single add's
@@ -269,19 +275,21 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetSimple");
   }
 
-  // adt(cmd, name, records, excl, sync)
+  // adt(cmd, name, records, excl, sync): records must not be written until the promise settles.
   Napi::Value Adt(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<AdtBaton>();
     b->session = Live(info.Env());
     b->cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
     b->name = info[1].As<Napi::String>();
     Napi::Uint8Array records = info[2].As<Napi::Uint8Array>();
-    b->records.assign(records.Data(), records.Data() + records.ByteLength());
+    b->records = records.Data();
+    b->recordsLen = records.ByteLength();
+    b->keep = Napi::Persistent(records);
     b->excl = info[3].ToBoolean();
     return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
   }
 
-  // adtSync(cmd, name, records, excl) -> 0, or the error of the first failed
+  // adtSync(cmd, name, buffer, length, excl) -> 0, or the error of the first failed
   // entry. The *Sync single-entry fast path: the records are read in place
   // (the JS thread is blocked anyway) and no result object is built.
   Napi::Value AdtSync(const Napi::CallbackInfo& info) {
@@ -290,13 +298,19 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     uint8_t cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
     std::string name = info[1].As<Napi::String>();
     Napi::Uint8Array records = info[2].As<Napi::Uint8Array>();
-    bool excl = info[3].ToBoolean();
+    size_t length = info[3].As<Napi::Number>().Uint32Value();
+    if (length > records.ByteLength()) {
+      ErrorInfo err = SystemError(EINVAL, "encode");
+      err.message = "record length past the end of its buffer";
+      ThrowError(env, err);
+    }
+    bool excl = info[4].ToBoolean();
     uint32_t applied = 0;
     std::vector<ipset::EntryFailure> failures;
     ErrorInfo err;
     {
       std::lock_guard<std::mutex> lock(session->mutex());
-      err = session->Adt(cmd, name, records.Data(), records.ByteLength(), excl, &applied, &failures);
+      err = session->Adt(cmd, name, records.Data(), length, excl, &applied, &failures);
     }
     if (err.failed()) ThrowError(env, err);
     return Napi::Number::New(env, failures.empty() ? 0 : failures.front().error);

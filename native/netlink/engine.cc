@@ -53,18 +53,29 @@ ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, ui
   dirty_ = true;  // until every reply is in
   ErrorInfo err = transport_->Send(bytes.data(), bytes.size());
   if (err.failed()) return err;
-  std::vector<bool> seen(count, false);
+  // Which requests have their reply. Most exchanges carry one request: a
+  // word of bits needs no allocation on the single-add hot path.
+  uint64_t seenBits = 0;
+  std::vector<bool> seenMany(count > 64 ? count : 0, false);
+  auto seen = [&](uint32_t i) { return count <= 64 ? ((seenBits >> i) & 1) != 0 : static_cast<bool>(seenMany[i]); };
+  auto markSeen = [&](uint32_t i) {
+    if (count <= 64) {
+      seenBits |= uint64_t{1} << i;
+    } else {
+      seenMany[i] = true;
+    }
+  };
   uint32_t pending = count;
-  int64_t deadline = MonotonicMs() + timeoutMs_;
+  // The deadline is per silence (timeoutMs_ for each datagram), not per batch size.
   while (pending > 0) {
-    err = transport_->Recv(&rx_, &rxLen_, deadline);
+    err = transport_->Recv(&rx_, &rxLen_, timeoutMs_);
     if (err.failed()) {
       if (err.err == ENOBUFS) transport_->Drain();
       return err;
     }
     err = ForEachMessage(rx_, rxLen_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool*) -> ErrorInfo {
       uint32_t index = hdr.nlmsg_seq - first;
-      if (hdr.nlmsg_seq < first || index >= count || seen[index]) return ErrorInfo{};  // stale or foreign
+      if (hdr.nlmsg_seq < first || index >= count || seen(index)) return ErrorInfo{};  // stale or foreign
       if (hdr.nlmsg_type != NLMSG_ERROR) {
         if (onData) return onData(msg + sizeof(nlmsghdr), hdr.nlmsg_len - sizeof(nlmsghdr));
         return ErrorInfo{};
@@ -73,13 +84,12 @@ ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, ui
       ack.index = index;
       ErrorInfo e = ReadError(hdr, msg, &ack.error, &ack.echo, &ack.echoLen);
       if (e.failed()) return e;
-      seen[index] = true;
+      markSeen(index);
       pending--;
       onAck(ack);
       return ErrorInfo{};
     });
     if (err.failed()) return err;
-    deadline = MonotonicMs() + timeoutMs_;  // progress: the deadline is per silence, not per batch size
   }
   dirty_ = false;
   return ErrorInfo{};
@@ -94,9 +104,8 @@ ErrorInfo Engine::StartDump(const std::vector<uint8_t>& bytes, uint32_t seq) {
 ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, const MessageFn& onMessage) {
   *replyError = 0;
   *done = false;
-  int64_t deadline = MonotonicMs() + timeoutMs_;
   for (;;) {
-    ErrorInfo err = transport_->Recv(&rx_, &rxLen_, deadline);
+    ErrorInfo err = transport_->Recv(&rx_, &rxLen_, timeoutMs_);
     if (err.failed()) {
       if (err.err == ENOBUFS) transport_->Drain();
       return err;

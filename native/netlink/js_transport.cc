@@ -29,7 +29,7 @@ ErrorInfo JsTransport::Send(const uint8_t* data, size_t len) {
   return ErrorInfo{};
 }
 
-ErrorInfo JsTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int64_t /*deadlineMs*/) {
+ErrorInfo JsTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int /*timeoutMs*/) {
   if (queue_.empty()) return SystemError(ETIMEDOUT, "recv");
   *buf = std::move(queue_.front());
   *len = buf->size();

@@ -69,8 +69,11 @@ ErrorInfo SocketTransport::Send(const uint8_t* data, size_t len) {
   }
 }
 
-ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int64_t deadlineMs) {
+ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) {
   if (buf->size() < kRecvBuffer) buf->resize(kRecvBuffer);
+  // The clock is read only once there is something to wait for: a reply that
+  // is already queued (the usual case) costs one recv() and nothing else.
+  int64_t deadlineMs = -1;
   for (;;) {
     // The kernel answers inside sendmsg(), so the reply is usually queued
     // already: try first, and only poll when nothing is there yet.
@@ -82,6 +85,7 @@ ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int64_t 
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN) return SystemError(errno, "recv");
+    if (deadlineMs < 0) deadlineMs = MonotonicMs() + timeoutMs;
     int64_t wait = deadlineMs - MonotonicMs();
     if (wait <= 0) return SystemError(ETIMEDOUT, "recv");
     struct pollfd pfd{fd_, POLLIN, 0};

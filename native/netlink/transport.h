@@ -18,9 +18,8 @@ class Transport {
   // One sendmsg() of one or more netlink messages.
   virtual ErrorInfo Send(const uint8_t* data, size_t len) = 0;
   // Receives one datagram into *buf (grown as needed, never shrunk) and sets
-  // *len. Waits at most until deadlineMs (CLOCK_MONOTONIC milliseconds);
-  // ETIMEDOUT after that.
-  virtual ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int64_t deadlineMs) = 0;
+  // *len. Waits at most timeoutMs for it; ETIMEDOUT after that.
+  virtual ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) = 0;
   // Throws away whatever is queued (replies to requests that timed out).
   virtual void Drain() = 0;
   // True when the transport must be driven from the JS thread.

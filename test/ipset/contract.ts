@@ -186,6 +186,57 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
       expect(count).toBe(4998);
     });
 
+    it('streams many chunks and reports failures and invalid entries at their stream index', async () => {
+      await ipset.create('s', { type: 'hash:ip', comment: true, maxelem: 1 << 16 });
+      const n = 20_000;
+      const dupAt = new Set([4095, 4096, 8191, 12_000, n - 1]); // on and around chunk edges
+      const badAt = new Set([1, 4097, 16_384]);
+      function* gen(): Generator<IpsetEntry> {
+        for (let i = 0; i < n; i++) {
+          if (badAt.has(i)) yield { ip: '10.0.0.256' };
+          else yield { ip: v4(dupAt.has(i) ? 7 : i), comment: `c${i}` };
+        }
+      }
+      const result = await ipset.addMany('s', gen());
+      expect(result.failed.map((f) => f.index)).toEqual([...dupAt, ...badAt].sort((a, b) => a - b));
+      for (const f of result.failed) {
+        if (badAt.has(f.index)) expect(f.error).toBeInstanceOf(InvalidArgumentError);
+        else expect(f.error).toMatchObject({ code: 'IPSET_ERR_EXIST', index: f.index, set: 's' });
+      }
+      expect(result.applied).toBe(n - dupAt.size - badAt.size);
+      const listed = await ipset.list('s');
+      expect(listed.entries.length).toBe(result.applied);
+      expect(listed.entries.find((e) => e.ip === v4(7))?.comment).toBe('c7');
+    });
+
+    it('rejects with the error of an iterator that throws, after what was sent is applied', async () => {
+      await ipset.create('s', { type: 'hash:ip', maxelem: 1 << 16 });
+      const boom = new Error('source failed');
+      function* gen(): Generator<IpsetEntry> {
+        for (let i = 0; i < 9000; i++) yield { ip: v4(i) };
+        throw boom;
+      }
+      await expect(ipset.addMany('s', gen())).rejects.toBe(boom);
+      // What reached the kernel is a prefix of the stream, whole: nothing after it, nothing missing in it.
+      const ips = new Set((await ipset.list('s')).entries.map((e) => e.ip));
+      expect(ips.size).toBeLessThanOrEqual(9000);
+      for (let i = 0; i < ips.size; i++) expect(ips.has(v4(i))).toBe(true);
+      await ipset.add('s', { ip: '10.200.0.1' }); // the queue goes on
+      expect(await ipset.test('s', { ip: '10.200.0.1' })).toBe(true);
+    });
+
+    it('keeps an async batch intact while synchronous calls run before it settles', async () => {
+      await ipset.create('s', { type: 'hash:ip', comment: true, maxelem: 1 << 16 });
+      // Big enough to go to a worker, which reads the records while addSync below writes its own.
+      const pending = Array.from({ length: 3000 }, (_, i) => ipset.add('s', { ip: v4(i), comment: `async-${i}` }));
+      for (let i = 0; i < 50; i++) ipset.addSync('s', { ip: v4(100_000 + i), comment: `sync-${i}` });
+      await Promise.all(pending);
+      const byIp = new Map((await ipset.list('s')).entries.map((e) => [e.ip, e.comment]));
+      expect(byIp.size).toBe(3050);
+      for (let i = 0; i < 3000; i++) expect(byIp.get(v4(i))).toBe(`async-${i}`);
+      for (let i = 0; i < 50; i++) expect(byIp.get(v4(100_000 + i))).toBe(`sync-${i}`);
+    });
+
     it('decodes set-type specific errors by type (hash full)', async () => {
       await ipset.create('tiny', { type: 'hash:ip', maxelem: 2 });
       await ipset.add('tiny', { ip: '10.0.0.1' });
