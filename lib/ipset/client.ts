@@ -33,6 +33,8 @@ const LIST_HEADER = 0x04;
 const TYPES = new Set(['hash:ip', 'hash:net', 'hash:ip,port']);
 /** Entries per native call when streaming an iterable: bounds memory, still ~70 ADT messages per call. */
 const STREAM_CHUNK = 4096;
+/** Records per chunk of list()'s dump: decoding one takes a few ms, reading the next from the kernel about as long. */
+const LIST_CHUNK = 8192;
 /** Batches are checked and encoded in slices of at most this many ms, with a turn of the event loop between. */
 const SLICE_MS = 2;
 /** Entries between two looks at the clock while encoding (a clock read costs more than an entry's check). */
@@ -147,6 +149,8 @@ export class Ipset implements Disposable {
   readonly #syncWriter = new RecordWriter(512);
   /** Reused by every check on the JS thread (a check and its push never interleave with another). */
   readonly #fields = newFields();
+  /** list()'s own socket, opened on first use: a dump in chunks must not share a socket with *Sync calls. */
+  #dumpHandle: RawIpsetHandle | undefined;
   #tail: Promise<unknown> = Promise.resolve();
   #lastAdt: AdtJob | undefined;
 
@@ -570,14 +574,28 @@ export class Ipset implements Disposable {
     return { applied, failed };
   }
 
-  /** list returns a set's header and all its entries (see entries() for sets too large to hold at once). */
+  /**
+   * list returns a set's header and all its entries (see entries() for sets too large to hold at once). The dump
+   * comes in chunks over a socket of its own: a worker reads the next chunk from the kernel while the JS thread
+   * turns the last one into entries, and the event loop turns between chunks.
+   */
   async list(name: string): Promise<IpsetListing> {
     checkSetName(name);
     return this.#serial(async () => {
-      const raw = await this.#live().list(name, 0, false);
-      const header = this.#firstHeader(raw.sets, name);
+      this.#live();
+      const handle = (this.#dumpHandle ??= Ipset.#newHandle(this.#netns, this.#peer, this.#timeoutMs));
+      let chunk = await handle.entries(name, LIST_CHUNK);
+      if (!chunk.header) throw ipsetError(2, { command: 'list', set: name });
+      const header = toHeader(chunk.header);
       this.#remember(header);
-      return { ...header, entries: decodeRecords(raw.records) };
+      const entries: IpsetListedEntry[] = [];
+      for (;;) {
+        const next = chunk.done ? undefined : handle.entries(null, LIST_CHUNK);
+        decodeRecords(chunk.records, entries);
+        if (!next) break;
+        chunk = await next;
+      }
+      return { ...header, entries };
     });
   }
 
@@ -621,6 +639,8 @@ export class Ipset implements Disposable {
     if (!this.#handle) return;
     this.#handle.close();
     this.#handle = undefined;
+    this.#dumpHandle?.close();
+    this.#dumpHandle = undefined;
     this.#netns?.close();
   }
 

@@ -4,6 +4,8 @@
 #include <linux/netlink.h>
 #include <string.h>
 
+#include <algorithm>
+
 #include "ipset/constants.h"
 
 namespace podnet::ipset {
@@ -331,6 +333,9 @@ ErrorInfo Session::StartEntries(const std::string& name) {
 
 ErrorInfo Session::NextEntries(uint32_t maxRecords, ListResult* out, bool* done) {
   *done = false;
+  // Room for the chunk up front (records of short comments are 56-64 bytes):
+  // growing a vector of half a megabyte step by step copies it many times.
+  out->records.reserve(std::min<size_t>(maxRecords, 16384) * 64);
   // Continuation messages carry no header: decode them against the one seen first.
   if (cursorHasHeader_) out->sets.push_back(cursorHeader_);
   while (!*done && out->count < maxRecords) {
