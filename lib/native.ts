@@ -72,7 +72,7 @@ export interface RawIpsetHandle {
   protocol<S extends boolean>(sync: S): MaybeSync<number, S>;
   create<S extends boolean>(spec: RawCreateSpec, sync: S): MaybeSync<void, S>;
   simple<S extends boolean>(cmd: number, name: string, name2: string, excl: boolean, sync: S): MaybeSync<void, S>;
-  /** records are read in place until the call settles: hand them over (RecordWriter.take), do not write them again. */
+  /** records are read in place (on a worker when async): do not write them until the call settles. */
   adt<S extends boolean>(cmd: number, name: string, records: Uint8Array, excl: boolean, sync: S): MaybeSync<RawAdtResult, S>;
   /** Synchronous ADD/DEL: 0, or the kernel error of the first failed entry (the *Sync fast path). */
   /** The records are the first `length` bytes of `records`. */

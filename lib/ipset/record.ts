@@ -16,7 +16,6 @@ const HAS_COMMENT = 16;
 const HAS_COUNTERS = 32;
 const NOMATCH = 64;
 
-const EMPTY = Buffer.alloc(0);
 const align8 = (n: number) => (n + 7) & ~7;
 
 /** writeUtf8 writes s at offset as UTF-8 and returns its byte length; ASCII without a call into C++. */
@@ -50,9 +49,16 @@ export class RecordWriter {
     return this.#pos;
   }
 
-  reset(): void {
+  /** capacity is the size of the buffer, written or not. */
+  get capacity(): number {
+    return this.#buf.length;
+  }
+
+  /** reset starts over on the same buffer, grown first to at least `reserve` bytes (one copy-free allocation). */
+  reset(reserve = 0): void {
     this.#pos = 0;
     this.count = 0;
+    if (reserve > this.#buf.length) this.#buf = Buffer.allocUnsafeSlow(reserve);
   }
 
   push(f: EntryFields): void {
@@ -111,16 +117,6 @@ export class RecordWriter {
     return this.#buf.subarray(0, this.#pos);
   }
 
-  /**
-   * take hands what was written over for good (async native calls read it in place on a worker, without a copy)
-   * and starts over; a new buffer is allocated by the next push.
-   */
-  take(): Buffer {
-    const out = this.#buf.subarray(0, this.#pos);
-    this.#buf = EMPTY;
-    this.reset();
-    return out;
-  }
 }
 
 /** decodeRecords turns a records buffer from a dump into entries. */

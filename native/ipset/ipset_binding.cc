@@ -108,10 +108,10 @@ struct SimpleBaton : BatonBase {
 struct AdtBaton : BatonBase {
   uint8_t cmd = 0;
   std::string name;
-  // The records are read in place, not copied: the JS side hands the buffer
-  // over (RecordWriter.take) and never writes it again; the reference keeps
-  // it alive until the baton is destroyed on the JS thread. Copying 100k
-  // records held the event loop for milliseconds.
+  // The records are read in place, not copied: the JS side does not write
+  // the buffer until the call settles (its queue runs one call at a time);
+  // the reference keeps it alive until the baton is destroyed on the JS
+  // thread. Copying 100k records held the event loop for milliseconds.
   Napi::Reference<Napi::Uint8Array> keep;
   const uint8_t* records = nullptr;
   size_t recordsLen = 0;

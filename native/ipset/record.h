@@ -75,9 +75,8 @@ class RecordReader {
 
 void AppendRecord(std::vector<uint8_t>* out, const Record& r);
 
-// Writes the entry as IPSET_ATTR_DATA's contents (the caller opens the nest).
-// lineno 0 means none.
-void PutEntryAttrs(nl::Writer& w, const Record& r, uint32_t lineno);
+// Writes the entry as one IPSET_ATTR_DATA nest. lineno 0 means none.
+void PutEntryData(nl::Writer& w, const Record& r, uint32_t lineno);
 
 // Reads one entry DATA nest of a dump into a record. False when malformed.
 bool ParseEntryAttrs(const uint8_t* data, size_t len, uint8_t family, Record* out);

@@ -207,9 +207,7 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
     bool bad = false;
     while (next < total && reader.Next(&r, &bad)) {
       size_t before = w_.size();
-      size_t d = w_.BeginNest(IPSET_ATTR_DATA);
-      PutEntryAttrs(w_, r, next + 1);
-      w_.EndNest(d);
+      PutEntryData(w_, r, next + 1);
       if (w_.size() - adt > kMaxAdtBytes && next > first) {
         w_.Truncate(before);
         break;
@@ -247,9 +245,7 @@ ErrorInfo Session::Test(const std::string& name, const Record& entry, bool* memb
   uint32_t seq = engine_.ReserveSeq(1);
   size_t off = BeginRequest(IPSET_CMD_TEST, NLM_F_REQUEST | NLM_F_ACK, seq);
   w_.PutString(IPSET_ATTR_SETNAME, name);
-  size_t d = w_.BeginNest(IPSET_ATTR_DATA);
-  PutEntryAttrs(w_, entry, 0);
-  w_.EndNest(d);
+  PutEntryData(w_, entry, 0);
   w_.EndMessage(off);
   int kerr = 0;
   ErrorInfo err = AckedRequest("test", name, &kerr);

@@ -26,6 +26,14 @@ class Writer {
   size_t size() const { return buf_.size(); }
   void Clear() { buf_.clear(); }
   void Truncate(size_t size) { buf_.resize(size); }
+  // Appends n bytes for the caller to fill and returns where they start
+  // (valid until the next append): one resize for a run of attributes
+  // instead of one per attribute.
+  uint8_t* Append(size_t n) {
+    size_t offset = buf_.size();
+    buf_.resize(offset + n);
+    return buf_.data() + offset;
+  }
 
   // nlmsghdr + nfgenmsg; returns the message's offset for EndMessage().
   size_t BeginMessage(uint16_t type, uint16_t flags, uint32_t seq, uint8_t family);
