@@ -184,9 +184,9 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const r = await ipset.addMany('b4', entries(cfg.batchN));
       if (r.applied !== cfg.batchN) throw new Error('fill failed');
       const list = await sample(async () => { const l = await ipset.list('b4'); if (l.entries.length !== cfg.batchN) throw new Error(`listed ${l.entries.length}`); }, { warmup: 1, samples: cfg.batchSamples });
-      const save = await sample(() => run(['ip', 'netns', 'exec', ns.name, 'ipset', 'save', 'b4'], { devNull: true }), { warmup: 1, samples: cfg.batchSamples });
+      const save = await sample(() => run(['ip', 'netns', 'exec', ns.name, 'ipset', '-f', '/dev/null', 'save', 'b4']), { warmup: 1, samples: cfg.batchSamples });
       const rl = res.row(S, 'podnet list', list, { podnet: true });
-      const rs = res.row(S, '`ipset save` > /dev/null (ip netns exec)', save);
+      const rs = res.row(S, '`ipset -f /dev/null save` (ip netns exec)', save);
       res.target(S, 'list / ipset save', rl.median / rs.median, '<=', 1.5);
       await ipset.destroy('b4');
     }

@@ -1,7 +1,7 @@
 // Scenario 6: run /bin/true in a namespace: runInNetns vs `ip netns exec` vs `nsenter --net`.
 import { runInNetns } from '../dist/index.js';
 import { withNetns } from './netns.mjs';
-import { run } from './proc.mjs';
+import { runForked } from './proc.mjs';
 
 async function timeOne(fn) {
   const t0 = process.hrtime.bigint();
@@ -14,8 +14,8 @@ export async function spawnScenarios(res, cfg) {
     const S = '6 /bin/true in a netns';
     const contenders = [
       ['podnet runInNetns', async () => { const r = await runInNetns(ns.path, ['/bin/true']); if (r.exitCode !== 0) throw new Error('true failed'); }],
-      ['ip netns exec', () => run(['ip', 'netns', 'exec', ns.name, '/bin/true'])],
-      ['nsenter --net', () => run(['nsenter', `--net=${ns.path}`, '/bin/true'])],
+      ['ip netns exec', () => runForked(['ip', 'netns', 'exec', ns.name, '/bin/true'])],
+      ['nsenter --net', () => runForked(['nsenter', `--net=${ns.path}`, '/bin/true'])],
     ];
     const times = contenders.map(() => []);
     for (let w = 0; w < 10; w++) for (const [, fn] of contenders) await fn();
