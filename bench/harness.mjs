@@ -43,6 +43,27 @@ export async function sample(fn, { warmup = 1, samples = 5, setup, teardown } = 
   return out;
 }
 
+/**
+ * interleaved samples several contenders round-robin: warm-up rounds, then `samples` rounds of one sample each.
+ * Each contender is { setup?, run }; run's time is measured here unless it returns a number (ms by its own
+ * clock, e.g. the C reference's). On this shared VM the load drifts within seconds: taking every contender's
+ * samples in one block let a slow phase land on one of them; round-robin spreads it over all alike.
+ */
+export async function interleaved(contenders, { warmup = 1, samples = 5 } = {}) {
+  const out = contenders.map(() => []);
+  for (let round = 0; round < warmup + samples; round++) {
+    for (let c = 0; c < contenders.length; c++) {
+      const { setup, run } = contenders[c];
+      if (setup) await setup();
+      const t0 = now();
+      const own = await run();
+      const ms = typeof own === 'number' ? own : now() - t0;
+      if (round >= warmup) out[c].push(ms);
+    }
+  }
+  return out;
+}
+
 /** Results collects rows (scenario, contender, unit, stats) and the targets checked on them. */
 export class Results {
   rows = [];

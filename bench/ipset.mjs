@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { Ipset } from '../dist/index.js';
-import { BENCH_DIR, now, sample } from './harness.mjs';
+import { BENCH_DIR, interleaved } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { run } from './proc.mjs';
 
@@ -47,16 +47,6 @@ async function perOp(n, op) {
   }
   return out;
 }
-function perOpSync(n, op) {
-  const out = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const t0 = process.hrtime.bigint();
-    op(i);
-    out[i] = Number(process.hrtime.bigint() - t0) / 1e3;
-  }
-  return out;
-}
-
 export async function ipsetScenarios(res, cfg, cBin) {
   await withNetns(async (ns) => {
     const ipset = await Ipset.open({ netns: ns.path });
@@ -68,8 +58,8 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const n = cfg.singleOps;
       // warm-up (JIT, socket, set shape cache)
       await fresh(ipset, 'b1');
-      perOpSync(200, (i) => ipset.addSync('b1', entryOf(i)));
-      await perOp(200, (i) => ipset.add('b1', entryOf(100_000 + i)));
+      for (let i = 0; i < 200; i++) ipset.addSync('b1', entryOf(i));
+      for (let i = 0; i < 200; i++) await ipset.add('b1', entryOf(100_000 + i));
       await run(['ip', 'netns', 'exec', ns.name, 'ipset', 'add', 'b1', ipOf(200_000), 'comment', 'w']);
       await rawC(cBin, ns, 'single', 200, 'b1c');
 
@@ -79,31 +69,30 @@ export async function ipsetScenarios(res, cfg, cBin) {
       // Entries are made before the clock starts: the C reference's entries cost it a snprintf, podnet's would
       // cost a string template per field, which is the benchmark's data, not podnet's work.
       const data = entries(k);
+      // Each round times a block of k adds and takes the mean per add, for podnet as for the C reference (its own
+      // clock around its own loop): a clock read around every single add would cost podnet more than it costs C.
       const sync = [];
       const asyncOps = [];
       const cli = [];
-      const cMedians = [];
-      const cP95s = [];
       const cMeans = [];
       for (let r = 0; r < rounds; r++) {
         await fresh(ipset, 'b1');
-        sync.push(...perOpSync(k, (i) => ipset.addSync('b1', data[i])));
+        let t0 = process.hrtime.bigint();
+        for (let i = 0; i < k; i++) ipset.addSync('b1', data[i]);
+        sync.push(Number(process.hrtime.bigint() - t0) / 1e3 / k);
         await fresh(ipset, 'b1');
-        asyncOps.push(...(await perOp(k, (i) => ipset.add('b1', data[i]))));
+        t0 = process.hrtime.bigint();
+        for (let i = 0; i < k; i++) await ipset.add('b1', data[i]);
+        asyncOps.push(Number(process.hrtime.bigint() - t0) / 1e3 / k);
         await fresh(ipset, 'b1');
         const m = Math.ceil(cfg.cliOps / rounds);
         cli.push(...(await perOp(m, (i) => run(['ip', 'netns', 'exec', ns.name, 'ipset', 'add', 'b1', ipOf(i), 'comment', `c${i}`]))));
-        const c = await rawC(cBin, ns, 'single', k, 'b1c');
-        cMedians.push(c.medianUs);
-        cP95s.push(c.p95Us);
-        cMeans.push(c.usPerEntry);
+        cMeans.push((await rawC(cBin, ns, 'single', k, 'b1c')).usPerEntry);
       }
-      const mid = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-      const c = { medianUs: mid(cMedians), p95Us: mid(cP95s), usPerEntry: +mid(cMeans).toFixed(3) };
-      const rs = res.row(S, 'podnet addSync', sync, { unit: 'µs', podnet: true });
-      const ra = res.row(S, 'podnet add (async, awaited)', asyncOps, { unit: 'µs' });
-      const rc = res.row(S, '`ipset add` CLI (ip netns exec)', cli, { unit: 'µs' });
-      const rr = res.fixed(S, 'raw C round trip', { median: c.medianUs, p95: c.p95Us, min: Math.min(...cMedians), max: Math.max(...cMedians), n: k * rounds, unit: 'µs', note: `C clock; median of ${rounds} rounds' medians; mean ${c.usPerEntry} µs` });
+      const rs = res.row(S, 'podnet addSync (mean per add)', sync, { unit: 'µs', podnet: true, note: `${rounds} rounds of ${k}` });
+      const ra = res.row(S, 'podnet add (async, awaited; mean per add)', asyncOps, { unit: 'µs' });
+      const rc = res.row(S, '`ipset add` CLI (ip netns exec; per add)', cli, { unit: 'µs' });
+      const rr = res.row(S, 'raw C round trip (mean per add)', cMeans, { unit: 'µs', note: 'C clock' });
       res.target(S, 'addSync / raw C', rs.median / rr.median, '<=', 1.5);
       res.target(S, 'add (async) / raw C', ra.median / rr.median, '<=', 10);
       res.target(S, 'CLI / addSync (speed-up)', rc.median / rs.median, '>=', 500);
@@ -117,11 +106,14 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const data = entries(N);
       const restoreText = data.map((e) => `add b2 ${e.ip} comment "${e.comment}"\n`).join('');
       const make = () => fresh(ipset, 'b2');
-      const many = await sample(() => ipset.addMany('b2', data).then((r) => { if (r.applied !== N) throw new Error(`applied ${r.applied}`); }), { warmup: 1, samples: cfg.batchSamples, setup: make });
-      const restore = await sample(() => run(['ip', 'netns', 'exec', ns.name, 'ipset', 'restore'], { input: restoreText }), { warmup: 1, samples: cfg.batchSamples, setup: make });
-      const cs = [];
-      for (let i = 0; i < cfg.batchSamples + 1; i++) cs.push((await rawC(cBin, ns, 'batch', N, 'b2c')).totalMs);
-      cs.shift(); // warm-up
+      const [many, restore, cs] = await interleaved(
+        [
+          { setup: make, run: () => ipset.addMany('b2', data).then((r) => { if (r.applied !== N) throw new Error(`applied ${r.applied}`); }) },
+          { setup: make, run: () => run(['ip', 'netns', 'exec', ns.name, 'ipset', 'restore'], { input: restoreText }) },
+          { run: async () => (await rawC(cBin, ns, 'batch', N, 'b2c')).totalMs },
+        ],
+        { warmup: 1, samples: cfg.batchSamples },
+      );
       const rm = res.row(S, 'podnet addMany (array)', many, { podnet: true });
       const rr = res.row(S, '`ipset restore` (ip netns exec)', restore);
       const rc = res.row(S, 'raw C ADT batch', cs, { note: 'C clock' });
@@ -164,11 +156,14 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const N = cfg.concurrentN;
       const data = entries(N);
       const make = () => fresh(ipset, 'b3');
-      const co = await sample(() => Promise.all(data.map((e) => ipset.add('b3', e))), { warmup: 1, samples: cfg.batchSamples, setup: make });
-      const one = await sample(async () => { for (const e of data) await ipset.add('b3', e); }, { warmup: 1, samples: Math.max(2, cfg.batchSamples - 2), setup: make });
-      const cs = [];
-      for (let i = 0; i < cfg.batchSamples + 1; i++) cs.push((await rawC(cBin, ns, 'batch', N, 'b3c')).totalMs);
-      cs.shift();
+      const [co, one, cs] = await interleaved(
+        [
+          { setup: make, run: () => Promise.all(data.map((e) => ipset.add('b3', e))).then(() => undefined) },
+          { setup: make, run: async () => { for (const e of data) await ipset.add('b3', e); } },
+          { run: async () => (await rawC(cBin, ns, 'batch', N, 'b3c')).totalMs },
+        ],
+        { warmup: 1, samples: cfg.batchSamples },
+      );
       const perEntry = (xs) => xs.map((x) => (x * 1000) / N);
       const rco = res.row(S, 'podnet add() x N, coalesced (per entry)', perEntry(co), { unit: 'µs', podnet: true });
       res.row(S, 'podnet add() awaited one by one (per entry)', perEntry(one), { unit: 'µs' });
@@ -183,8 +178,13 @@ export async function ipsetScenarios(res, cfg, cBin) {
       await fresh(ipset, 'b4');
       const r = await ipset.addMany('b4', entries(cfg.batchN));
       if (r.applied !== cfg.batchN) throw new Error('fill failed');
-      const list = await sample(async () => { const l = await ipset.list('b4'); if (l.entries.length !== cfg.batchN) throw new Error(`listed ${l.entries.length}`); }, { warmup: 1, samples: cfg.batchSamples });
-      const save = await sample(() => run(['ip', 'netns', 'exec', ns.name, 'ipset', '-f', '/dev/null', 'save', 'b4']), { warmup: 1, samples: cfg.batchSamples });
+      const [list, save] = await interleaved(
+        [
+          { run: async () => { const l = await ipset.list('b4'); if (l.entries.length !== cfg.batchN) throw new Error(`listed ${l.entries.length}`); } },
+          { run: () => run(['ip', 'netns', 'exec', ns.name, 'ipset', '-f', '/dev/null', 'save', 'b4']).then(() => undefined) },
+        ],
+        { warmup: 1, samples: cfg.batchSamples },
+      );
       const rl = res.row(S, 'podnet list', list, { podnet: true });
       const rs = res.row(S, '`ipset -f /dev/null save` (ip netns exec)', save);
       res.target(S, 'list / ipset save', rl.median / rs.median, '<=', 1.5);
