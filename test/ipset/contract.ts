@@ -237,6 +237,23 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
       for (let i = 0; i < 50; i++) expect(byIp.get(v4(100_000 + i))).toBe(`sync-${i}`);
     });
 
+    it('lists a set in chunks while synchronous calls use the client between them', async () => {
+      await ipset.create('s', { type: 'hash:ip', comment: true, maxelem: 1 << 16 });
+      const n = 30_000; // several of list()'s chunks
+      expect((await ipset.addMany('s', Array.from({ length: n }, (_, i) => ({ ip: v4(i), comment: `c${i}` })))).applied).toBe(n);
+      const listing = ipset.list('s');
+      for (let i = 0; i < 20; i++) {
+        ipset.addSync('s', { ip: v4(n + i) });
+        await new Promise((r) => setImmediate(r)); // let the list's chunks come in between
+      }
+      const { entries, elements } = await listing;
+      expect(elements).toBeGreaterThanOrEqual(n);
+      const ips = new Set(entries.map((e) => e.ip));
+      for (let i = 0; i < n; i++) expect(ips.has(v4(i))).toBe(true);
+      expect(entries.find((e) => e.ip === v4(123))?.comment).toBe('c123');
+      expect((await ipset.list('s')).entries.length).toBe(n + 20);
+    });
+
     it('decodes set-type specific errors by type (hash full)', async () => {
       await ipset.create('tiny', { type: 'hash:ip', maxelem: 2 });
       await ipset.add('tiny', { ip: '10.0.0.1' });
