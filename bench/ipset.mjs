@@ -31,6 +31,15 @@ async function fresh(ipset, name) {
   await ipset.create(name, SET_OPTS);
 }
 
+/**
+ * settle waits for the kernel's deferred work after a big set is destroyed: its entries' comments are freed
+ * after an RCU grace period, in batches, tens of ms later. Without the pause those frees ran inside the next
+ * timed sample, which made a contender that follows a destroy look up to 2x slower (podnet's samples did; the C
+ * reference, which ran after a slow `ipset restore`, did not). Every contender of scenarios 2 and 3 now starts
+ * the same way: the last set destroyed, then this pause.
+ */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+
 /** rawC runs the C reference inside ns and returns its JSON line. */
 async function rawC(bin, ns, mode, n, name) {
   const r = await run(['ip', 'netns', 'exec', ns.name, bin, mode, String(n), name]);
@@ -75,18 +84,23 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const asyncOps = [];
       const cli = [];
       const cMeans = [];
+      // Each timed block starts after settle(): the CLI contender's exiting processes (a mount namespace each,
+      // from ip netns exec) leave the kernel deferred work that otherwise lands in the next block.
       for (let r = 0; r < rounds; r++) {
         await fresh(ipset, 'b1');
+        await settle();
         let t0 = process.hrtime.bigint();
         for (let i = 0; i < k; i++) ipset.addSync('b1', data[i]);
         sync.push(Number(process.hrtime.bigint() - t0) / 1e3 / k);
         await fresh(ipset, 'b1');
+        await settle();
         t0 = process.hrtime.bigint();
         for (let i = 0; i < k; i++) await ipset.add('b1', data[i]);
         asyncOps.push(Number(process.hrtime.bigint() - t0) / 1e3 / k);
         await fresh(ipset, 'b1');
         const m = Math.ceil(cfg.cliOps / rounds);
         cli.push(...(await perOp(m, (i) => run(['ip', 'netns', 'exec', ns.name, 'ipset', 'add', 'b1', ipOf(i), 'comment', `c${i}`]))));
+        await settle();
         cMeans.push((await rawC(cBin, ns, 'single', k, 'b1c')).usPerEntry);
       }
       const rs = res.row(S, 'podnet addSync (mean per add)', sync, { unit: 'µs', podnet: true, note: `${rounds} rounds of ${k}` });
@@ -105,12 +119,13 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const N = cfg.batchN;
       const data = entries(N);
       const restoreText = data.map((e) => `add b2 ${e.ip} comment "${e.comment}"\n`).join('');
-      const make = () => fresh(ipset, 'b2');
+      const make = () => fresh(ipset, 'b2').then(settle);
+      const clear = () => ipset.destroy('b2').catch(() => {}).then(settle); // the C reference makes its own set
       const [many, restore, cs] = await interleaved(
         [
           { setup: make, run: () => ipset.addMany('b2', data).then((r) => { if (r.applied !== N) throw new Error(`applied ${r.applied}`); }) },
           { setup: make, run: () => run(['ip', 'netns', 'exec', ns.name, 'ipset', 'restore'], { input: restoreText }) },
-          { run: async () => (await rawC(cBin, ns, 'batch', N, 'b2c')).totalMs },
+          { setup: clear, run: async () => (await rawC(cBin, ns, 'batch', N, 'b2c')).totalMs },
         ],
         { warmup: 1, samples: cfg.batchSamples },
       );
@@ -155,12 +170,13 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const S = `3 ${cfg.concurrentN / 1000}k concurrent add()`;
       const N = cfg.concurrentN;
       const data = entries(N);
-      const make = () => fresh(ipset, 'b3');
+      const make = () => fresh(ipset, 'b3').then(settle);
+      const clear = () => ipset.destroy('b3').catch(() => {}).then(settle);
       const [co, one, cs] = await interleaved(
         [
           { setup: make, run: () => Promise.all(data.map((e) => ipset.add('b3', e))).then(() => undefined) },
           { setup: make, run: async () => { for (const e of data) await ipset.add('b3', e); } },
-          { run: async () => (await rawC(cBin, ns, 'batch', N, 'b3c')).totalMs },
+          { setup: clear, run: async () => (await rawC(cBin, ns, 'batch', N, 'b3c')).totalMs },
         ],
         { warmup: 1, samples: cfg.batchSamples },
       );
@@ -169,7 +185,7 @@ export async function ipsetScenarios(res, cfg, cBin) {
       res.row(S, 'podnet add() awaited one by one (per entry)', perEntry(one), { unit: 'µs' });
       const rc = res.row(S, 'raw C ADT batch (per entry)', perEntry(cs), { unit: 'µs' });
       res.target(S, 'coalesced per entry / raw C batch per entry', rco.median / rc.median, '<=', 3);
-      await ipset.destroy('b3');
+      await ipset.destroy('b3').catch(() => {}); // the C reference's setup may have destroyed it last
     }
 
     // ---- 4: list a big set ----

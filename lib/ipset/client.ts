@@ -48,6 +48,8 @@ const CLOCK_EVERY = 256;
  * microseconds, while handing it to a libuv worker and back costs tens (two thread wake-ups). Bigger batches,
  * whose kernel work takes longer, always go to a worker.
  */
+// (nfnetlink runs ipset's handlers in the sender's context: the reply is on the socket before sendmsg() returns,
+// so an inline request never waits for it.)
 const INLINE_BYTES = 8192;
 
 /** A turn of the event loop, so timers and I/O run between encoding slices. */
@@ -592,19 +594,30 @@ export class Ipset implements Disposable {
     };
     const source = entries[Symbol.iterator]();
     const position = { index: 0 };
-    let ended = false;
+    // Whether the source is still open: done, or threw (as for-of, a source that threw is not closed).
+    let open = true;
+    const pull = (): 'full' | 'end' | 'slice' => {
+      try {
+        return encodeStreamSlice(source, position, writer, chunk, invalid, shape, fields);
+      } catch (err) {
+        open = false;
+        throw err;
+      }
+    };
     try {
       for (;;) {
-        const state = encodeStreamSlice(source, position, writer, chunk, invalid, shape, fields);
+        const state = pull();
         if (state === 'end') break;
         if (state === 'full') await send();
         else await yieldToLoop();
+        // A chunk that failed as a whole (set gone, ...) ends the stream before more of the source is pulled.
+        if (failure) throw failure.error;
       }
-      ended = true;
+      open = false;
       await send();
     } finally {
-      // As for-of would: a source left early (a send failed) is closed. One that threw is done already.
-      if (!ended) {
+      // As for-of would: a source left early (a send failed) is closed.
+      if (open) {
         try {
           source.return?.();
         } catch {
@@ -670,7 +683,13 @@ export class Ipset implements Disposable {
       const entries: IpsetListedEntry[] = [];
       for (;;) {
         const next = chunk.done ? undefined : handle.entries(null, LIST_CHUNK);
-        decodeRecords(chunk.records, entries);
+        try {
+          decodeRecords(chunk.records, entries);
+        } catch (err) {
+          // The dump's cursor lives in the handle: let the chunk on its way land before anything else uses it.
+          await next?.catch(() => undefined);
+          throw err;
+        }
         if (!next) break;
         chunk = await next;
       }

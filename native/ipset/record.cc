@@ -17,7 +17,8 @@ size_t RecordReader::CheckNext(bool* bad) const {
   if (left >= kRecordHeader) {
     memcpy(&size, p_, 2);
     memcpy(&commentLen, p_ + 12, 2);
-    if (size >= kRecordHeader && size <= left && size == Align8(kRecordHeader + commentLen)) return size;
+    // The kernel keeps at most kMaxCommentLen bytes; longer would also overflow an attribute length.
+    if (size >= kRecordHeader && size <= left && commentLen <= kMaxCommentLen && size == Align8(kRecordHeader + commentLen)) return size;
   }
   *bad = true;
   return 0;

@@ -227,10 +227,12 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
 
     it('keeps an async batch intact while synchronous calls run before it settles', async () => {
       await ipset.create('s', { type: 'hash:ip', comment: true, maxelem: 1 << 16 });
-      // Big enough to go to a worker, which reads the records while addSync below writes its own.
-      const pending = Array.from({ length: 3000 }, (_, i) => ipset.add('s', { ip: v4(i), comment: `async-${i}` }));
+      // Big enough to go to a worker, which reads the records in place while addSync below writes its own: the
+      // turn of the loop lets the batch start first, so the first addSync encodes while the worker still reads.
+      const pending = Promise.all(Array.from({ length: 3000 }, (_, i) => ipset.add('s', { ip: v4(i), comment: `async-${i}` })));
+      await new Promise((r) => setImmediate(r));
       for (let i = 0; i < 50; i++) ipset.addSync('s', { ip: v4(100_000 + i), comment: `sync-${i}` });
-      await Promise.all(pending);
+      await pending;
       const byIp = new Map((await ipset.list('s')).entries.map((e) => [e.ip, e.comment]));
       expect(byIp.size).toBe(3050);
       for (let i = 0; i < 3000; i++) expect(byIp.get(v4(i))).toBe(`async-${i}`);
