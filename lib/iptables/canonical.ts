@@ -17,7 +17,9 @@ import type { IptablesState } from './save-parser.js';
 /** The prefix of scratch chains; a leftover one (after a crash) is unreferenced and harmless. */
 export const SCRATCH_PREFIX = 'PODNET_CANON_';
 
-const keyOf = (table: string, args: readonly string[]): string => `${table}\0${JSON.stringify(args)}`;
+// Arguments never hold control characters (checkRuleArgs), so NUL separates them unambiguously; cheaper than
+// JSON.stringify for the thousands of rules of one apply.
+const keyOf = (table: string, args: readonly string[]): string => `${table}\0${args.join('\0')}`;
 
 function scriptOf(blocks: [string, string[]][]): RestoreScript {
   const lines: string[] = [];
@@ -51,9 +53,17 @@ export class Canonicalizer {
    * the kernel refuses keeps its text: apply then reports the refusal with its line.
    */
   async canonicalize(rules: RuleSet): Promise<RuleSet> {
-    const pending = rules.rules().filter((r) => !this.#cache.has(keyOf(r.table, r.args)));
+    // One key per rule, used for both the lookup and the rebuild (a key costs more than the lookup).
+    const specs = rules.rules();
+    const keys = specs.map((r) => keyOf(r.table, r.args));
+    const pending = specs.filter((_, i) => !this.#cache.has(keys[i]!));
     if (pending.length > 0) await this.#learn(rules, pending);
-    return this.#rebuild(rules);
+    const canonical = new Map<RuleSpec, readonly string[]>();
+    specs.forEach((r, i) => {
+      const args = this.#cache.get(keys[i]!);
+      if (args) canonical.set(r, args);
+    });
+    return this.#rebuild(rules, canonical);
   }
 
   async #learn(rules: RuleSet, pending: readonly RuleSpec[]): Promise<void> {
@@ -100,18 +110,19 @@ export class Canonicalizer {
       if (learned.rules.length !== list.length) continue;
       list.forEach(({ spec, target }, i) => {
         const canonical = learned.rules[i]!;
-        this.#cache.set(keyOf(spec.table, spec.args), target === undefined ? canonical : swap(canonical, stand, target));
+        // Frozen: shared by every client of this program and rendered once (renderArgs memoizes frozen lists).
+        this.#cache.set(keyOf(spec.table, spec.args), Object.freeze(target === undefined ? canonical : swap(canonical, stand, target)));
       });
     }
     if (cleanup.length > 0) await this.#restore(scriptOf(cleanup));
   }
 
-  #rebuild(rules: RuleSet): RuleSet {
+  #rebuild(rules: RuleSet, canonical: ReadonlyMap<RuleSpec, readonly string[]>): RuleSet {
     const out = new RuleSet();
     for (const table of rules.tables) {
       for (const chain of rules.ownedChains(table)) out.chain(table, chain);
       for (const rule of rules.rules(table)) {
-        const args = this.#cache.get(keyOf(table, rule.args)) ?? rule.args;
+        const args = canonical.get(rule) ?? rule.args;
         if (rule.position === undefined) out.append(table, rule.chain, args);
         else out.insert(table, rule.chain, rule.position, args);
       }

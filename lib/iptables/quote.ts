@@ -15,9 +15,17 @@ export function quoteArg(arg: string): string {
   return `"${arg.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
+// Rendered frozen argument lists, by identity: a rule set's arguments and the learned canonical forms are frozen
+// and reused apply after apply, so their text is made once.
+const rendered = new WeakMap<readonly string[], string>();
+
 /** renderArgs joins arguments into the tail of a rule line. */
 export function renderArgs(args: readonly string[]): string {
-  return args.map(quoteArg).join(' ');
+  const known = rendered.get(args);
+  if (known !== undefined) return known;
+  const text = args.map(quoteArg).join(' ');
+  if (Object.isFrozen(args)) rendered.set(args, text);
+  return text;
 }
 
 /**

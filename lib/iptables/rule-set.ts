@@ -65,14 +65,18 @@ export function checkRuleArgs(args: unknown): readonly string[] {
   if (args.length === 0 || args.length > MAX_RULE_ARGS) {
     throw invalidValue('args', `1 to ${MAX_RULE_ARGS} arguments`, args);
   }
-  args.forEach((arg: unknown, i) => {
-    const name = `args[${i}]`;
-    if (typeof arg !== 'string') throw invalidType(name, 'a string', arg);
-    if (arg.length === 0 || CONTROL.test(arg) || Buffer.byteLength(arg) > MAX_ARG_BYTES) {
-      throw invalidValue(name, `a non-empty argument of at most ${MAX_ARG_BYTES} bytes without control characters`, arg);
+  // A plain loop with the error's name built only on failure: applying 1000 rules checks 10,000 arguments, twice.
+  for (let i = 0; i < args.length; i++) {
+    const arg: unknown = args[i];
+    if (typeof arg !== 'string') throw invalidType(`args[${i}]`, 'a string', arg);
+    // A UTF-16 unit is at most 3 UTF-8 bytes: short arguments need no byte count (a call into C++).
+    const tooLong = arg.length * 3 > MAX_ARG_BYTES && Buffer.byteLength(arg) > MAX_ARG_BYTES;
+    if (arg.length === 0 || tooLong || CONTROL.test(arg)) {
+      throw invalidValue(`args[${i}]`, `a non-empty argument of at most ${MAX_ARG_BYTES} bytes without control characters`, arg);
     }
-  });
-  return Object.freeze([...(args as string[])]);
+  }
+  // A frozen list cannot change after this check: keep it (its identity lets renderArgs reuse its text).
+  return Object.isFrozen(args) ? (args as readonly string[]) : Object.freeze([...(args as string[])]);
 }
 
 /** RuleSet collects owned chains and rules, per table, in the order they were added. */
