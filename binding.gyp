@@ -17,7 +17,8 @@
         "native/ipset/ipset_binding.cc",
         "native/spawn/spawn_child.cc",
         "native/spawn/spawn_run.cc",
-        "native/spawn/spawn_binding.cc"
+        "native/spawn/spawn_binding.cc",
+        "native/spawn/stdin_feed.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],

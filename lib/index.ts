@@ -28,7 +28,7 @@ export type {
 } from './ipset/types.js';
 export { unmapIpv4 } from './ipset/address.js';
 export type { NetlinkPeer } from './netlink/peer.js';
-export { runInNetns, SAFE_PATH, type RunOptions, type RunResult } from './spawn.js';
+export { runInNetns, startInNetns, SAFE_PATH, type RunOptions, type RunResult, type StartedProgram } from './spawn.js';
 export * from './iptables/index.js';
 export {
   IptablesRestoreError,

@@ -121,7 +121,16 @@ export interface NativeBinding {
     stdin: Buffer | null,
     timeoutMs: number,
     maxOutputBytes: number,
+    feed?: RawStdinFeed,
   ): Promise<RawSpawnResult>;
+  /** A stdin whose bytes come after the program started: spawnInNetns(..., null, ..., feed). */
+  StdinFeed: new () => RawStdinFeed;
+}
+
+/** Bytes for a started program's stdin (native/spawn/stdin_feed.h). */
+export interface RawStdinFeed {
+  write(data: Buffer): void;
+  end(): void;
 }
 
 const defaultPath = fileURLToPath(new URL('../build/Release/podnet.node', import.meta.url));

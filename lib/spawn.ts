@@ -4,7 +4,7 @@
  * shell; the JS thread never changes namespace.
  */
 import { ProcessOutputLimitError, ProcessTimeoutError, withCallerStack } from './errors.js';
-import { native } from './native.js';
+import { native, type RawSpawnResult, type RawStdinFeed } from './native.js';
 import { type Netns, resolveNetns } from './netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from './validate.js';
 
@@ -63,6 +63,67 @@ function checkEnv(env: unknown): string[] {
   return out;
 }
 
+/** A program started, its stdin not yet complete (startInNetns). */
+export interface StartedProgram {
+  /** write appends to the program's stdin (written as it drains; nothing is written after end). */
+  write(data: string | Buffer): void;
+  /** end closes the program's stdin, after `data` when given. Until then the program waits for more input. */
+  end(data?: string | Buffer): void;
+  /** How it ended, as runInNetns resolves it. */
+  readonly result: Promise<RunResult>;
+}
+
+interface Launched {
+  pending: Promise<RawSpawnResult>;
+  args: string[];
+  netnsPath: string | undefined;
+  timeoutMs: number;
+  maxOutput: number;
+}
+
+function toStdin(data: unknown, name = 'stdin'): Buffer {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  if (Buffer.isBuffer(data)) return data;
+  throw invalidType(name, 'a string or a Buffer', data);
+}
+
+/** launch checks everything, starts the program and hands back what finish() needs. */
+function launch(netns: Netns | string | undefined, argv: readonly string[], options: RunOptions | undefined, feed?: RawStdinFeed): Launched {
+  const args = checkArgv(argv).slice();
+  const opts = checkOptions<RunOptions>('options', options);
+  const env = checkEnv(opts.env);
+  const timeoutMs = opts.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : checkInteger('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);
+  const maxOutput =
+    opts.maxOutputBytes === undefined ? DEFAULT_MAX_OUTPUT : checkInteger('maxOutputBytes', opts.maxOutputBytes, 0, 2 ** 31 - 1);
+  if (feed && opts.stdin !== undefined) throw invalidValue('options.stdin', 'no stdin option (write to the started program)', opts.stdin);
+  const stdin = opts.stdin === undefined ? null : toStdin(opts.stdin);
+
+  const resolved = resolveNetns(netns);
+  try {
+    // The addon duplicates the fd before returning, so an owned handle can be closed right away.
+    const pending = native.spawnInNetns(resolved.netns?.fd ?? -1, args, env, stdin, timeoutMs, maxOutput, feed);
+    return { pending, args, netnsPath: resolved.netns?.path, timeoutMs, maxOutput };
+  } finally {
+    if (resolved.owned) resolved.netns?.close();
+  }
+}
+
+async function finish(launched: Launched, caller: Error): Promise<RunResult> {
+  const { pending, args, timeoutMs, maxOutput } = launched;
+  const raw = await withCallerStack(pending, caller);
+  const context = { argv: args, netns: launched.netnsPath, stdout: raw.stdout.toString('utf8'), stderr: raw.stderr.toString('utf8') };
+  if (raw.timedOut) throw new ProcessTimeoutError(context, timeoutMs);
+  if (raw.outputLimitExceeded) throw new ProcessOutputLimitError(context, maxOutput);
+  return {
+    exitCode: raw.exitCode,
+    signal: raw.signal,
+    stdout: context.stdout,
+    stderr: context.stderr,
+    path: raw.path,
+    durationMs: raw.durationMs,
+  };
+}
+
 /**
  * runInNetns runs argv inside netns (a Netns, a namespace file path, or undefined for this process's namespace) and
  * resolves how it ended, whatever its exit status. Throws InvalidArgumentError for bad arguments; rejects with a
@@ -76,37 +137,27 @@ export async function runInNetns(
   options?: RunOptions,
 ): Promise<RunResult> {
   const caller = new Error('runInNetns');
-  const args = checkArgv(argv).slice();
-  const opts = checkOptions<RunOptions>('options', options);
-  const env = checkEnv(opts.env);
-  const timeoutMs = opts.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : checkInteger('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);
-  const maxOutput =
-    opts.maxOutputBytes === undefined ? DEFAULT_MAX_OUTPUT : checkInteger('maxOutputBytes', opts.maxOutputBytes, 0, 2 ** 31 - 1);
-  let stdin: Buffer | null = null;
-  if (opts.stdin !== undefined) {
-    if (typeof opts.stdin === 'string') stdin = Buffer.from(opts.stdin, 'utf8');
-    else if (Buffer.isBuffer(opts.stdin)) stdin = opts.stdin;
-    else throw invalidType('stdin', 'a string or a Buffer', opts.stdin);
-  }
+  return finish(launch(netns, argv, options), caller);
+}
 
-  const resolved = resolveNetns(netns);
-  let pending: ReturnType<typeof native.spawnInNetns>;
-  try {
-    // The addon duplicates the fd before returning, so an owned handle can be closed right away.
-    pending = native.spawnInNetns(resolved.netns?.fd ?? -1, args, env, stdin, timeoutMs, maxOutput);
-  } finally {
-    if (resolved.owned) resolved.netns?.close();
-  }
-  const raw = await withCallerStack(pending, caller);
-  const context = { argv: args, netns: resolved.netns?.path, stdout: raw.stdout.toString('utf8'), stderr: raw.stderr.toString('utf8') };
-  if (raw.timedOut) throw new ProcessTimeoutError(context, timeoutMs);
-  if (raw.outputLimitExceeded) throw new ProcessOutputLimitError(context, maxOutput);
+/**
+ * startInNetns starts argv as runInNetns does, but its stdin stays open for write() and end(): the program starts
+ * (exec, linking, its own setup) while the caller still works out its input. The deadline runs from the start.
+ * Throws InvalidArgumentError for bad arguments (and for an options.stdin). Until end() the program may wait for
+ * input, occupying a libuv pool thread: end it on every path, or it runs into its deadline.
+ */
+export function startInNetns(netns: Netns | string | undefined, argv: readonly string[], options?: Omit<RunOptions, 'stdin'>): StartedProgram {
+  const caller = new Error('startInNetns');
+  const feed = new native.StdinFeed();
+  const result = finish(launch(netns, argv, options, feed), caller);
   return {
-    exitCode: raw.exitCode,
-    signal: raw.signal,
-    stdout: context.stdout,
-    stderr: context.stderr,
-    path: raw.path,
-    durationMs: raw.durationMs,
+    write(data) {
+      feed.write(toStdin(data, 'data'));
+    },
+    end(data) {
+      if (data !== undefined) feed.write(toStdin(data, 'data'));
+      feed.end();
+    },
+    result,
   };
 }

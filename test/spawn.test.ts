@@ -11,6 +11,7 @@ import {
   ProcessTimeoutError,
   SAFE_PATH,
   runInNetns,
+  startInNetns,
 } from '../lib/index.js';
 import { withNetns } from './helpers/netns.js';
 import { describePrivileged } from './helpers/privileged.js';
@@ -191,6 +192,65 @@ describe('runInNetns (any user, own namespace)', () => {
     const err = await rejection(call());
     expect(err).toBeInstanceOf(InvalidArgumentError);
     expect(err).toMatchObject({ code, argument });
+  });
+});
+
+describe('startInNetns (input written after the start)', () => {
+  it('runs the program before its input exists, then feeds what is written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'podnet-start-'));
+    try {
+      const marker = join(dir, 'started');
+      const program = startInNetns(undefined, [
+        process.execPath,
+        '-e',
+        `require('fs').writeFileSync(${JSON.stringify(marker)}, ''); process.stdin.pipe(process.stdout)`,
+      ]);
+      // The program is running (it wrote its marker) while its stdin is still open and empty.
+      for (let i = 0; i < 500 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(existsSync(marker)).toBe(true);
+      program.write('a');
+      program.write(Buffer.from('b'));
+      program.end('c');
+      const result = await program.result;
+      expect(result).toMatchObject({ exitCode: 0, stdout: 'abc' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('moves megabytes written in pieces, and end() without data closes stdin', async () => {
+    const program = startInNetns(undefined, ['wc', '-c']);
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    for (let i = 0; i < 64; i++) program.write(piece);
+    program.end();
+    expect((await program.result).stdout.trim()).toBe(String(64 * 64 * 1024));
+    const empty = startInNetns(undefined, ['wc', '-c']);
+    empty.end();
+    expect((await empty.result).stdout.trim()).toBe('0');
+  });
+
+  it('resolves for a program that ends before its input, and ignores what comes after', async () => {
+    const program = startInNetns(undefined, ['true']);
+    expect((await program.result).exitCode).toBe(0);
+    program.write('late');
+    program.end('later');
+  });
+
+  it('a program left waiting for its input runs into its deadline and is reaped', async () => {
+    const before = childPids();
+    const program = startInNetns(undefined, ['cat'], { timeoutMs: 200 });
+    const err = await rejection(program.result);
+    expect(err).toBeInstanceOf(ProcessTimeoutError);
+    expect(childPids()).toEqual(before);
+  });
+
+  it('checks its arguments before starting anything', () => {
+    expect(() => startInNetns(undefined, [])).toThrow(InvalidArgumentError);
+    expect(() => startInNetns(undefined, ['cat'], { stdin: 'x' } as never)).toThrow(InvalidArgumentError);
+    const program = startInNetns(undefined, ['cat']);
+    expect(() => program.write(5 as unknown as string)).toThrow(InvalidArgumentError);
+    program.end();
+    return program.result;
   });
 });
 

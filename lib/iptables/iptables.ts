@@ -17,7 +17,7 @@ import { Canonicalizer } from './canonical.js';
 import { canonicalCacheFor, sharedVersion } from './shared.js';
 import { type RestoreScript, planApply, planRemove, planRollback } from './render.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
-import { type IptablesRunner, NetnsRunner } from './runner.js';
+import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner } from './runner.js';
 import { type IptablesState, parseSave, withoutPristineTables } from './save-parser.js';
 import { parseRestoreStderr } from './stderr-parser.js';
 import { type VerifyResult, diffRuleSet } from './verify.js';
@@ -115,7 +115,19 @@ export class Iptables {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
       const canonical = await this.#canonical.canonicalize(rules);
-      await this.#applyWith(canonical, await this.#state());
+      // iptables-restore starts now and gets its input once iptables-save has told what to delete: its start (exec,
+      // linking, xtables setup) overlaps the save. It takes the xtables lock only when it reads a table, and
+      // iptables-save takes none, so the waiting restore blocks nobody.
+      const early = this.#runner.start?.(this.#restoreArgv());
+      let before: IptablesState;
+      try {
+        before = await this.#state();
+      } catch (err) {
+        early?.end(''); // an empty input: the restore changes nothing and exits
+        await early?.result.catch(() => undefined);
+        throw err;
+      }
+      await this.#applyWith(canonical, before, early);
     });
   }
 
@@ -182,10 +194,22 @@ export class Iptables {
     return this.#exclusive(() => this.#restore({ text: input, lines, blocks }));
   }
 
-  async #applyWith(rules: RuleSet, before: IptablesState): Promise<void> {
-    const script = planApply(rules, before);
+  async #applyWith(rules: RuleSet, before: IptablesState, early?: IptablesStartedRun): Promise<void> {
+    let script: RestoreScript;
     try {
-      await this.#restore(script);
+      script = planApply(rules, before);
+    } catch (err) {
+      early?.end(''); // a started restore is ended on every path
+      await early?.result.catch(() => undefined);
+      throw err;
+    }
+    try {
+      if (early) {
+        early.end(script.text);
+        this.#checkRestore(script, await early.result);
+      } else {
+        await this.#restore(script);
+      }
     } catch (err) {
       if (!(err instanceof IptablesRestoreError) || err instanceof IptablesLockTimeoutError || rules.tables.length < 2) {
         throw err;
@@ -213,11 +237,18 @@ export class Iptables {
     return parseSave(result.stdout);
   }
 
-  async #restore(script: RestoreScript): Promise<void> {
-    if (script.text === '') return;
+  #restoreArgv(): string[] {
     const argv = [iptablesBinary(this.backend, this.family, 'restore'), '--noflush'];
     if (this.backend === 'legacy') argv.push(`--wait=${this.#lockWait}`);
-    const result = await this.#runner.run(argv, script.text);
+    return argv;
+  }
+
+  async #restore(script: RestoreScript): Promise<void> {
+    if (script.text === '') return;
+    this.#checkRestore(script, await this.#runner.run(this.#restoreArgv(), script.text));
+  }
+
+  #checkRestore(script: RestoreScript, result: IptablesRunResult): void {
     if (result.exitCode === 0) return;
     throw restoreError(script, result.exitCode, result.stderr);
   }

@@ -3,7 +3,7 @@
  * NetnsRunner (runInNetns: setns in the forked child, no shell) and in memory by FakeIptables (podnet/testing).
  */
 import type { Netns } from '../netns.js';
-import { runInNetns } from '../spawn.js';
+import { type RunResult, runInNetns, startInNetns } from '../spawn.js';
 
 /** IptablesRunResult is how one run ended. */
 export interface IptablesRunResult {
@@ -20,7 +20,25 @@ export interface IptablesRunResult {
  */
 export interface IptablesRunner {
   run(argv: readonly string[], stdin?: string): Promise<IptablesRunResult>;
+  /**
+   * start, when implemented, starts a program whose stdin is given later by end(), or returns undefined when it
+   * cannot now (the caller then uses run). Iptables.apply starts iptables-restore this way while iptables-save runs.
+   */
+  start?(argv: readonly string[]): IptablesStartedRun | undefined;
 }
+
+/** IptablesStartedRun is a program started by IptablesRunner.start. */
+export interface IptablesStartedRun {
+  /** end gives the program its whole stdin. Call it on every path. */
+  end(stdin: string): void;
+  readonly result: Promise<IptablesRunResult>;
+}
+
+// A started program waiting for its input holds a libuv pool thread, and what it waits for (an iptables-save) needs
+// another. One at a time in the process, and none when the pool has a single thread, so that waiting programs can
+// never take every thread while the runs they wait for queue behind them.
+const POOL_SIZE = Number(process.env.UV_THREADPOOL_SIZE ?? 4) || 4;
+let startedWaiting = 0;
 
 /** NetnsRunnerOptions are the options of NetnsRunner. */
 export interface NetnsRunnerOptions {
@@ -46,7 +64,38 @@ export class NetnsRunner implements IptablesRunner {
       env: { LC_ALL: 'C', ...this.#options.env },
       timeoutMs: this.#options.timeoutMs,
     });
-    const killed = result.signal === null ? '' : `\n${argv[0] ?? ''}: killed by ${result.signal}\n`;
-    return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr + killed };
+    return toRunResult(argv, result);
   }
+
+  start(argv: readonly string[]): IptablesStartedRun | undefined {
+    if (POOL_SIZE < 2 || startedWaiting > 0) return undefined;
+    const program = startInNetns(this.#netns, argv, { env: { LC_ALL: 'C', ...this.#options.env }, timeoutMs: this.#options.timeoutMs });
+    startedWaiting++;
+    let ended = false;
+    const release = () => {
+      if (ended) return;
+      ended = true;
+      startedWaiting--;
+    };
+    // The slot is the waiting; a program that ends before its input came (it could not start) frees it too.
+    const result = program.result.then(
+      (r) => (release(), toRunResult(argv, r)),
+      (err: unknown) => {
+        release();
+        throw err;
+      },
+    );
+    return {
+      end(stdin: string) {
+        program.end(stdin);
+        release();
+      },
+      result,
+    };
+  }
+}
+
+function toRunResult(argv: readonly string[], result: RunResult): IptablesRunResult {
+  const killed = result.signal === null ? '' : `\n${argv[0] ?? ''}: killed by ${result.signal}\n`;
+  return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr + killed };
 }

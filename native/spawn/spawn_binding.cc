@@ -1,6 +1,7 @@
 // JS surface of native/spawn: spawnInNetns(netnsFd, argv, env, stdin,
-// timeoutMs, maxOutputBytes) -> Promise<result>. Arguments are checked in
-// lib/spawn.ts; here only their types are converted.
+// timeoutMs, maxOutputBytes, feed?) -> Promise<result>, where feed is a
+// StdinFeed whose bytes become stdin as they are written. Arguments are
+// checked in lib/spawn.ts; here only their types are converted.
 #include "spawn/spawn_binding.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <memory>
 
 #include "spawn/spawn_run.h"
+#include "spawn/stdin_feed.h"
 #include "util/promise_worker.h"
 
 namespace podnet {
@@ -49,6 +51,40 @@ struct SpawnBaton {
   }
 };
 
+// new StdinFeed(); feed.write(buffer); feed.end(). The running program
+// holds its own reference to the feed, so the JS object may go away first.
+class StdinFeedWrap : public Napi::ObjectWrap<StdinFeedWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "StdinFeed",
+                       {
+                           InstanceMethod<&StdinFeedWrap::Write>("write"),
+                           InstanceMethod<&StdinFeedWrap::End>("end"),
+                       });
+  }
+
+  explicit StdinFeedWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StdinFeedWrap>(info) {
+    ErrorInfo err = StdinFeed::Create(&feed_);
+    if (err.failed()) ThrowError(info.Env(), err);
+  }
+
+  const std::shared_ptr<StdinFeed>& feed() const { return feed_; }
+
+ private:
+  Napi::Value Write(const Napi::CallbackInfo& info) {
+    auto data = info[0].As<Napi::Buffer<char>>();
+    feed_->Write(data.Data(), data.Length());
+    return info.Env().Undefined();
+  }
+
+  Napi::Value End(const Napi::CallbackInfo& info) {
+    feed_->End();
+    return info.Env().Undefined();
+  }
+
+  std::shared_ptr<StdinFeed> feed_;
+};
+
 Napi::Value SpawnInNetns(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto baton = std::make_unique<SpawnBaton>();
@@ -67,6 +103,9 @@ Napi::Value SpawnInNetns(const Napi::CallbackInfo& info) {
   }
   baton->request.timeoutMs = info[4].As<Napi::Number>().Int64Value();
   baton->request.maxOutputBytes = static_cast<size_t>(info[5].As<Napi::Number>().Int64Value());
+  if (info.Length() > 6 && info[6].IsObject()) {
+    baton->request.stdinFeed = StdinFeedWrap::Unwrap(info[6].As<Napi::Object>())->feed();
+  }
   return PromiseWorker<SpawnBaton>::Queue(env, "podnet:spawnInNetns", std::move(baton));
 }
 
@@ -74,6 +113,7 @@ Napi::Value SpawnInNetns(const Napi::CallbackInfo& info) {
 
 void RegisterSpawn(Napi::Env env, Napi::Object exports) {
   exports.Set("spawnInNetns", Napi::Function::New(env, SpawnInNetns, "spawnInNetns"));
+  exports.Set("StdinFeed", StdinFeedWrap::Define(env));
 }
 
 }  // namespace podnet

@@ -132,23 +132,30 @@ ErrorInfo RunToEnd(const SpawnRequest& request, SpawnResult* result) {
   // 5.3) the loop polls in short slices and checks with WNOHANG.
   Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
 
+  // What goes to stdin: the request's bytes, or a feed's as they come.
+  std::string input = request.stdinFeed ? std::string() : request.stdinData;
+  bool inputComplete = !request.stdinFeed;
   size_t written = 0;
-  if (request.stdinData.empty()) in.Close();
   int status = 0;
   bool exited = false;
 
   while (out.open() || errOut.open() || !exited) {
+    if (in.open() && inputComplete && written == input.size()) in.Close();  // EOF for the program
     int64_t remaining = deadline - NowMs();
     if (remaining <= 0) {
       result->timedOut = true;
       break;
     }
-    struct pollfd fds[4];
+    struct pollfd fds[5];
     int nfds = 0;
-    int inIdx = -1, outIdx = -1, errIdx = -1, pidIdx = -1;
-    if (in.open()) {
+    int inIdx = -1, outIdx = -1, errIdx = -1, pidIdx = -1, feedIdx = -1;
+    if (in.open() && written < input.size()) {
       inIdx = nfds;
       fds[nfds++] = {in.get(), POLLOUT, 0};
+    }
+    if (in.open() && !inputComplete) {
+      feedIdx = nfds;
+      fds[nfds++] = {request.stdinFeed->fd(), POLLIN, 0};
     }
     if (out.open()) {
       outIdx = nfds;
@@ -172,11 +179,12 @@ ErrorInfo RunToEnd(const SpawnRequest& request, SpawnResult* result) {
       return SystemError(errno, "poll").With("path", path);
     }
 
+    if (feedIdx >= 0 && fds[feedIdx].revents != 0) inputComplete = request.stdinFeed->Take(&input);
     if (inIdx >= 0 && (fds[inIdx].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      ssize_t n = write(in.get(), request.stdinData.data() + written, request.stdinData.size() - written);
+      ssize_t n = write(in.get(), input.data() + written, input.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
       // EPIPE: the program closed its stdin and does not want the rest.
-      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == request.stdinData.size()) in.Close();
+      if (n < 0 && errno != EAGAIN && errno != EINTR) in.Close();
     }
     if (outIdx >= 0 && fds[outIdx].revents != 0 && !Drain(out.get(), &result->stdoutData)) out.Close();
     if (errIdx >= 0 && fds[errIdx].revents != 0 && !Drain(errOut.get(), &result->stderrData)) errOut.Close();

@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "spawn/stdin_feed.h"
 #include "util/sys_error.h"
 
 namespace podnet {
@@ -17,6 +19,7 @@ struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] is resolved on kSafePath unless it contains '/'
   std::vector<std::string> env;   // "NAME=value", exactly what the child gets
   std::string stdinData;
+  std::shared_ptr<StdinFeed> stdinFeed;  // instead of stdinData: input that comes later
   int netnsFd = -1;               // -1: the caller's own namespace
   int64_t timeoutMs = 0;
   size_t maxOutputBytes = 0;      // stdout + stderr together
