@@ -400,22 +400,21 @@ export class Ipset implements Disposable {
    * for an entry that does not fit the set, before anything is sent.
    */
   add(name: string, entry: IpsetEntry, options?: { replace?: boolean }): Promise<void> {
-    // Not an async function: 10,000 concurrent adds would each pay for a second promise and its extra ticks.
-    try {
-      checkSetName(name);
-      const o = checkOptions<{ replace?: boolean }>('options', options);
-      return this.#queueAdt(cmd.add, name, entry, o.replace !== true);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return this.#one(cmd.add, name, entry, options, 'replace');
   }
 
   /** del deletes one entry; a missing one rejects with IPSET_ERR_EXIST unless `{ ignoreMissing: true }`. */
   del(name: string, entry: IpsetEntry, options?: { ignoreMissing?: boolean }): Promise<void> {
+    return this.#one(cmd.del, name, entry, options, 'ignoreMissing');
+  }
+
+  /** add or del of one entry, exclusive unless options[lenient]. Bad arguments reject; nothing is sent for them. */
+  #one(command: number, name: string, entry: unknown, options: object | undefined, lenient: 'replace' | 'ignoreMissing'): Promise<void> {
+    // Not an async function: 10,000 concurrent adds would each pay for a second promise and its extra ticks.
     try {
       checkSetName(name);
-      const o = checkOptions<{ ignoreMissing?: boolean }>('options', options);
-      return this.#queueAdt(cmd.del, name, entry, o.ignoreMissing !== true);
+      const o = checkOptions<Record<typeof lenient, boolean | undefined>>('options', options);
+      return this.#queueAdt(command, name, entry, o[lenient] !== true);
     } catch (err) {
       return Promise.reject(err);
     }
