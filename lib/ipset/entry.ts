@@ -63,6 +63,14 @@ function labelOf(name: EntryLabel): string {
 export function checkEntry(entry: unknown, set: SetShape, label: EntryLabel = 'entry', out: EntryFields = newFields()): EntryFields {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw invalidType(labelOf(label), 'an entry object', entry);
   const e = entry as IpsetEntry;
+  // Each field is read once, before anything is written: a getter can neither change a value between its check
+  // and its use nor re-enter (an addSync) while the shared fields object is half written.
+  const ip = e.ip;
+  const cidrField = e.cidr;
+  const port = e.port;
+  const protoField = e.proto;
+  const comment = e.comment;
+  const timeout = e.timeout;
   const allowed = ALLOWED[set.type];
   if (!allowed) throw invalidValue(labelOf(label), `a set of a type podnet encodes (not '${set.type}')`, entry);
   const fieldsOf = e as unknown as Record<string, unknown>;
@@ -71,15 +79,15 @@ export function checkEntry(entry: unknown, set: SetShape, label: EntryLabel = 'e
       throw invalidValue(`${labelOf(label)}.${key}`, `no '${key}' field for a ${set.type} set`, fieldsOf[key]);
     }
   }
-  if (typeof e.ip !== 'string') throw invalidType(`${labelOf(label)}.ip`, 'an IP address string', e.ip);
+  if (typeof ip !== 'string') throw invalidType(`${labelOf(label)}.ip`, 'an IP address string', ip);
 
-  let text = e.ip;
-  let cidr = e.cidr;
+  let text = ip;
+  let cidr = cidrField;
   const slash = text.indexOf('/');
   if (slash >= 0) {
-    if (set.type !== 'hash:net') throw invalidValue(`${labelOf(label)}.ip`, `an address without a prefix for a ${set.type} set`, e.ip);
+    if (set.type !== 'hash:net') throw invalidValue(`${labelOf(label)}.ip`, `an address without a prefix for a ${set.type} set`, ip);
     const suffix = text.slice(slash + 1);
-    if (!/^(?:0|[1-9][0-9]{0,2})$/.test(suffix)) throw invalidValue(`${labelOf(label)}.ip`, 'an address with a decimal prefix length', e.ip);
+    if (!/^(?:0|[1-9][0-9]{0,2})$/.test(suffix)) throw invalidValue(`${labelOf(label)}.ip`, 'an address with a decimal prefix length', ip);
     const fromText = Number(suffix);
     if (cidr !== undefined && cidr !== fromText) throw invalidValue(`${labelOf(label)}.cidr`, `the prefix length of ip (${fromText})`, cidr);
     cidr = fromText;
@@ -91,16 +99,16 @@ export function checkEntry(entry: unknown, set: SetShape, label: EntryLabel = 'e
   let family: 4 | 6;
   if (text.includes(':')) {
     const v6 = parseIpv6(text);
-    if (!v6) throw invalidValue(`${labelOf(label)}.ip`, 'a valid IPv6 address (no zone id)', e.ip);
+    if (!v6) throw invalidValue(`${labelOf(label)}.ip`, 'a valid IPv6 address (no zone id)', ip);
     if (set.family === 4) {
       const hint = isIpv4Mapped(v6) ? ' (IPv4-mapped addresses are not unmapped: pass the IPv4 address)' : '';
-      throw invalidValue(`${labelOf(label)}.ip`, `an IPv4 address for an inet set${hint}`, e.ip);
+      throw invalidValue(`${labelOf(label)}.ip`, `an IPv4 address for an inet set${hint}`, ip);
     }
     bytes.set(v6);
     family = 6;
   } else {
-    if (!parseIpv4(text, bytes)) throw invalidValue(`${labelOf(label)}.ip`, 'a valid IPv4 address (a.b.c.d, no leading zeros)', e.ip);
-    if (set.family === 6) throw invalidValue(`${labelOf(label)}.ip`, 'an IPv6 address for an inet6 set', e.ip);
+    if (!parseIpv4(text, bytes)) throw invalidValue(`${labelOf(label)}.ip`, 'a valid IPv4 address (a.b.c.d, no leading zeros)', ip);
+    if (set.family === 6) throw invalidValue(`${labelOf(label)}.ip`, 'an IPv6 address for an inet6 set', ip);
     family = 4;
   }
   const fields = out;
@@ -120,34 +128,34 @@ export function checkEntry(entry: unknown, set: SetShape, label: EntryLabel = 'e
     fields.cidr = cidr;
   }
   if (set.type === 'hash:ip,port') {
-    if (typeof e.port !== 'number' || !Number.isInteger(e.port) || e.port < 0 || e.port > 65535) {
-      throw invalidValue(`${labelOf(label)}.port`, 'an integer between 0 and 65535', e.port);
+    if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) {
+      throw invalidValue(`${labelOf(label)}.port`, 'an integer between 0 and 65535', port);
     }
-    fields.port = e.port;
-    const proto = e.proto ?? 'tcp';
+    fields.port = port;
+    const proto = protoField ?? 'tcp';
     const number = typeof proto === 'number' ? proto : PROTOS[proto];
     if (number === undefined || !Number.isInteger(number) || number < 0 || number > 255) {
       throw invalidValue(`${labelOf(label)}.proto`, `one of ${Object.keys(PROTOS).join(', ')} or a protocol number`, proto);
     }
     fields.proto = number;
   }
-  if (e.comment !== undefined) {
-    if (!set.comment) throw invalidValue(`${labelOf(label)}.comment`, 'no comment: the set was created without comment support', e.comment);
-    if (typeof e.comment !== 'string') throw invalidType(`${labelOf(label)}.comment`, 'a string', e.comment);
+  if (comment !== undefined) {
+    if (!set.comment) throw invalidValue(`${labelOf(label)}.comment`, 'no comment: the set was created without comment support', comment);
+    if (typeof comment !== 'string') throw invalidType(`${labelOf(label)}.comment`, 'a string', comment);
     // A UTF-16 unit is at most 3 UTF-8 bytes: short comments need no byte count.
-    const bytes = e.comment.length * 3 <= 255 ? -1 : Buffer.byteLength(e.comment, 'utf8');
-    if (bytes > 255 || e.comment.includes('\0')) {
-      throw invalidValue(`${labelOf(label)}.comment`, 'a comment of at most 255 bytes without NUL', e.comment);
+    const bytes = comment.length * 3 <= 255 ? -1 : Buffer.byteLength(comment, 'utf8');
+    if (bytes > 255 || comment.includes('\0')) {
+      throw invalidValue(`${labelOf(label)}.comment`, 'a comment of at most 255 bytes without NUL', comment);
     }
-    fields.comment = e.comment;
+    fields.comment = comment;
     fields.commentBytes = bytes;
   }
-  if (e.timeout !== undefined) {
-    if (!set.timeout) throw invalidValue(`${labelOf(label)}.timeout`, 'no timeout: the set was created without a timeout', e.timeout);
-    if (typeof e.timeout !== 'number' || !Number.isInteger(e.timeout) || e.timeout < 0 || e.timeout > 2147483) {
-      throw invalidValue(`${labelOf(label)}.timeout`, 'an integer number of seconds between 0 and 2147483', e.timeout);
+  if (timeout !== undefined) {
+    if (!set.timeout) throw invalidValue(`${labelOf(label)}.timeout`, 'no timeout: the set was created without a timeout', timeout);
+    if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 0 || timeout > 2147483) {
+      throw invalidValue(`${labelOf(label)}.timeout`, 'an integer number of seconds between 0 and 2147483', timeout);
     }
-    fields.timeout = e.timeout;
+    fields.timeout = timeout;
   }
   return fields;
 }

@@ -256,6 +256,21 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
       expect((await ipset.list('s')).entries.length).toBe(n + 20);
     });
 
+    it('reads each field of an entry once: what was checked is what is sent', async () => {
+      await ipset.create('s', { type: 'hash:ip', comment: true });
+      let reads = 0;
+      const tricky = {
+        ip: '10.9.9.9',
+        get comment(): string {
+          reads++;
+          return reads === 1 ? 'checked' : 'x\0-A INPUT -j DROP';
+        },
+      };
+      ipset.addSync('s', tricky);
+      expect(reads).toBe(1);
+      expect((await ipset.list('s')).entries).toEqual([{ ip: '10.9.9.9', comment: 'checked' }]);
+    });
+
     it('decodes set-type specific errors by type (hash full)', async () => {
       await ipset.create('tiny', { type: 'hash:ip', maxelem: 2 });
       await ipset.add('tiny', { ip: '10.0.0.1' });
