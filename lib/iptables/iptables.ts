@@ -15,7 +15,7 @@ import { checkInteger, checkOptions, checkString, invalidValue } from '../valida
 import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinary } from './backend.js';
 import { Canonicalizer } from './canonical.js';
 import { canonicalCacheFor, sharedVersion } from './shared.js';
-import { type RestoreScript, planApply, planRemove, planRollback } from './render.js';
+import { type RestoreScript, applyPrefix, planApply, planRemove, planRollback } from './render.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
 import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner } from './runner.js';
 import { type IptablesState, parseSave, withoutPristineTables } from './save-parser.js';
@@ -115,19 +115,24 @@ export class Iptables {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
       const canonical = await this.#canonical.canonicalize(rules);
-      // iptables-restore starts now and gets its input once iptables-save has told what to delete: its start (exec,
-      // linking, xtables setup) overlaps the save. It takes the xtables lock only when it reads a table, and
-      // iptables-save takes none, so the waiting restore blocks nobody.
+      // iptables-restore starts now, while iptables-save runs: its start (exec, linking, xtables setup) overlaps
+      // the save, and with nft so does its reading of the owned chains (which do not depend on the save). The rest
+      // of its input (the deletions the save calls for, the other rules, COMMIT) follows. iptables-save takes no
+      // lock; a restore cut off before COMMIT commits nothing. Legacy gets nothing early: iptables-legacy-restore
+      // takes the xtables lock (host-wide unless lockFile is set) as soon as it reads a table, and would hold it
+      // for the length of the save.
       const early = this.#runner.start?.(this.#restoreArgv());
+      const prefix = early && this.backend === 'nft' ? applyPrefix(canonical) : '';
+      if (prefix !== '') early!.write(prefix);
       let before: IptablesState;
       try {
         before = await this.#state();
       } catch (err) {
-        early?.end(''); // an empty input: the restore changes nothing and exits
+        early?.end(''); // the restore ends without COMMIT: nothing changes
         await early?.result.catch(() => undefined);
         throw err;
       }
-      await this.#applyWith(canonical, before, early);
+      await this.#applyWith(canonical, before, early, prefix);
     });
   }
 
@@ -194,7 +199,7 @@ export class Iptables {
     return this.#exclusive(() => this.#restore({ text: input, lines, blocks }));
   }
 
-  async #applyWith(rules: RuleSet, before: IptablesState, early?: IptablesStartedRun): Promise<void> {
+  async #applyWith(rules: RuleSet, before: IptablesState, early?: IptablesStartedRun, sent = ''): Promise<void> {
     let script: RestoreScript;
     try {
       script = planApply(rules, before);
@@ -204,10 +209,14 @@ export class Iptables {
       throw err;
     }
     try {
-      if (early) {
-        early.end(script.text);
+      if (early && script.text.startsWith(sent)) {
+        early.end(script.text.slice(sent.length));
         this.#checkRestore(script, await early.result);
       } else {
+        // No early restore; or, defensively, a plan that does not start with what was sent (applyPrefix is the
+        // start of every plan): the early restore then ends without COMMIT, changing nothing, and the plan runs alone.
+        early?.end('');
+        await early?.result.catch(() => undefined);
         await this.#restore(script);
       }
     } catch (err) {

@@ -83,11 +83,35 @@ export function ownedRulesOutside(rules: RuleSet, table: IptablesTable, current:
   return found;
 }
 
-function applyBody(rules: RuleSet, table: IptablesTable, current: TableState | undefined): string[] {
-  const body = rules.ownedChains(table).map((c) => `:${c} - [0:0]`);
-  for (const [chain, args] of ownedRulesOutside(rules, table, current)) body.push(`-D ${chain} ${renderArgs(args)}`);
-  for (const rule of rules.rules(table)) body.push(ruleLine(rule));
+/**
+ * ownedPart is the beginning of a table's apply body that does not depend on what the namespace holds: the owned
+ * chains declared, then their rules. It can reach iptables-restore before iptables-save has answered.
+ */
+function ownedPart(rules: RuleSet, table: IptablesTable): string[] {
+  const owned = rules.ownedChains(table);
+  const body = owned.map((c) => `:${c} - [0:0]`);
+  for (const rule of rules.rules(table)) if (owned.includes(rule.chain)) body.push(ruleLine(rule));
   return body;
+}
+
+// The owned chains' rules come before the deletions: they touch only owned chains, the deletions only the others,
+// so the order between the two does not change the result.
+function applyBody(rules: RuleSet, table: IptablesTable, current: TableState | undefined): string[] {
+  const owned = rules.ownedChains(table);
+  const body = ownedPart(rules, table);
+  for (const [chain, args] of ownedRulesOutside(rules, table, current)) body.push(`-D ${chain} ${renderArgs(args)}`);
+  for (const rule of rules.rules(table)) if (!owned.includes(rule.chain)) body.push(ruleLine(rule));
+  return body;
+}
+
+/**
+ * applyPrefix is the start of planApply(rules, state).text for every state: the first table's header and owned
+ * part, each line ended. Empty when the rule set is.
+ */
+export function applyPrefix(rules: RuleSet): string {
+  const table = rules.tables[0];
+  if (table === undefined) return '';
+  return `${[`*${table}`, ...ownedPart(rules, table)].join('\n')}\n`;
 }
 
 /** renderRuleSet is the restore input of a rule set on its own (nothing to delete first). */

@@ -29,7 +29,9 @@ export interface IptablesRunner {
 
 /** IptablesStartedRun is a program started by IptablesRunner.start. */
 export interface IptablesStartedRun {
-  /** end gives the program its whole stdin. Call it on every path. */
+  /** write gives the program the next part of its stdin. */
+  write(stdin: string): void;
+  /** end gives the program the rest of its stdin and closes it. Call it on every path. */
   end(stdin: string): void;
   readonly result: Promise<IptablesRunResult>;
 }
@@ -86,6 +88,9 @@ export class NetnsRunner implements IptablesRunner {
       },
     );
     return {
+      write(stdin: string) {
+        program.write(stdin);
+      },
       end(stdin: string) {
         program.end(stdin);
         release();

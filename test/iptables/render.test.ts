@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { IptablesLockTimeoutError, IptablesRestoreError, RuleSet, parseSave } from '../../lib/index.js';
 import { restoreError } from '../../lib/iptables/iptables.js';
-import { planApply, planRemove, planRollback } from '../../lib/iptables/render.js';
+import { applyPrefix, planApply, planRemove, planRollback } from '../../lib/iptables/render.js';
 
 const RULES = new RuleSet()
   .chain('nat', 'MESH_IN')
@@ -32,16 +32,16 @@ COMMIT
 `);
 
 describe('restore plans', () => {
-  it('apply deletes every jump into owned chains and every copy of its rules first, by their saved text', () => {
+  it('apply fills the owned chains, then deletes every jump into them and every copy of its rules, by their saved text', () => {
     const script = planApply(RULES, APPLIED);
     expect(script.text).toBe(
       [
         '*nat',
         ':MESH_IN - [0:0]',
+        '-A MESH_IN -p tcp -j REDIRECT --to-ports 15006',
         '-D PREROUTING -j MESH_IN',
         '-D PREROUTING -p tcp -j MESH_IN',
         '-A PREROUTING -j MESH_IN',
-        '-A MESH_IN -p tcp -j REDIRECT --to-ports 15006',
         'COMMIT',
         '*filter',
         '-D INPUT -m comment --comment "mesh probe" -j ACCEPT',
@@ -54,6 +54,16 @@ describe('restore plans', () => {
       { table: 'nat', first: 1, last: 7 },
       { table: 'filter', first: 8, last: 11 },
     ]);
+  });
+
+  it('applyPrefix (what apply sends while iptables-save still runs) is the start of every plan', () => {
+    const prefix = applyPrefix(RULES);
+    expect(prefix).toBe('*nat\n:MESH_IN - [0:0]\n-A MESH_IN -p tcp -j REDIRECT --to-ports 15006\n');
+    for (const state of [APPLIED, { tables: {} }]) expect(planApply(RULES, state).text.startsWith(prefix)).toBe(true);
+    const jumpsOnly = new RuleSet().append('filter', 'INPUT', ['-j', 'ACCEPT']);
+    expect(applyPrefix(jumpsOnly)).toBe('*filter\n');
+    expect(planApply(jumpsOnly, APPLIED).text.startsWith('*filter\n')).toBe(true);
+    expect(applyPrefix(new RuleSet())).toBe('');
   });
 
   it('remove deletes the rules outside owned chains, then flushes and deletes the owned chains', () => {
@@ -99,10 +109,10 @@ describe('restoreError', () => {
   const script = planApply(RULES, { tables: {} });
 
   it('names the rule line and its table', () => {
-    const err = restoreError(script, 1, 'iptables-restore: line 3 failed\n');
+    const err = restoreError(script, 1, 'iptables-restore: line 4 failed\n');
     expect(err).toBeInstanceOf(IptablesRestoreError);
-    expect(err).toMatchObject({ line: 3, table: 'nat', rule: '-A PREROUTING -j MESH_IN', reason: 'failed', exitCode: 1 });
-    expect(err.message).toBe('iptables-restore failed at line 3 (table nat): iptables-restore: line 3 failed');
+    expect(err).toMatchObject({ line: 4, table: 'nat', rule: '-A PREROUTING -j MESH_IN', reason: 'failed', exitCode: 1 });
+    expect(err.message).toBe('iptables-restore failed at line 4 (table nat): iptables-restore: line 4 failed');
   });
 
   it('gives the whole block when the line is COMMIT', () => {

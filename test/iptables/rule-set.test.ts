@@ -14,7 +14,7 @@ function firstError(build: (rs: RuleSet) => void): unknown {
 }
 
 describe('RuleSet rendering', () => {
-  it('renders owned chains first, then rules in the order they were added, one block per table', () => {
+  it('renders owned chains and their rules first, then the other rules in the order they were added, one block per table', () => {
     const rs = new RuleSet()
       .chain('nat', 'ISTIO_PRERT')
       .chain('nat', 'ISTIO_POSTRT')
@@ -27,9 +27,9 @@ describe('RuleSet rendering', () => {
         '*nat',
         ':ISTIO_PRERT - [0:0]',
         ':ISTIO_POSTRT - [0:0]',
+        '-A ISTIO_PRERT -p tcp -j REDIRECT --to-ports 15006',
         '-A PREROUTING -j ISTIO_PRERT',
         '-I POSTROUTING 1 -j ISTIO_POSTRT',
-        '-A ISTIO_PRERT -p tcp -j REDIRECT --to-ports 15006',
         'COMMIT',
         '*filter',
         '-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT',
