@@ -4,9 +4,10 @@
  * to its table and text.
  *
  * Idempotence: an owned chain is declared `:NAME - [0:0]`, which creates it or (noflush) flushes it, and its rules
- * are written again. Rules in chains the set does not own (jumps from built-in chains) are first deleted by the
- * exact text iptables-save printed for them, then added again: applying twice never duplicates them, and their
- * order is the rule set's.
+ * are written again, right after the declarations. Rules in chains the set does not own (jumps from built-in
+ * chains) are then deleted by the exact text iptables-save printed for them and added again: applying twice never
+ * duplicates them, and their order is the rule set's. The owned part comes first because it does not depend on
+ * the state: apply can send it before iptables-save has answered.
  */
 import type { IptablesTable, RuleSet, RuleSpec } from './rule-set.js';
 import { renderArgs } from './quote.js';
