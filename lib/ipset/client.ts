@@ -43,18 +43,16 @@ const SLICE_MS = 2;
 const CLOCK_EVERY = 256;
 
 /**
- * ADT requests up to this size are sent from the JS thread, without a worker. The kernel does an ipset request's
- * work inside sendmsg() and queues the answer before it returns, so a small request costs the JS thread a few
- * microseconds, while handing it to a libuv worker and back costs tens (two thread wake-ups). Bigger batches,
- * whose kernel work takes longer, always go to a worker.
+ * ADT requests up to this size are sent from the JS thread, without a worker. nfnetlink runs ipset's handlers in
+ * the sender's context: the answer is on the socket before sendmsg() returns, so a small request costs the JS
+ * thread a few microseconds (and never waits for its reply), while handing it to a libuv worker and back costs
+ * tens (two thread wake-ups). Bigger batches, whose kernel work takes longer, always go to a worker.
  */
-// (nfnetlink runs ipset's handlers in the sender's context: the reply is on the socket before sendmsg() returns,
-// so an inline request never waits for it.)
 const INLINE_BYTES = 8192;
 /**
- * ...and only into sets of fewer entries than this (as far as this client knows): an add that makes the kernel
- * grow a hash set rehashes every entry inside that sendmsg(), measured at ~7 ms around 50k entries, 60 ms at 400k
- * and 110 ms at 700k on a 2-vCPU VM. That work belongs on a worker.
+ * Inline requests also go only into sets of fewer entries than this (as far as this client knows): an add that
+ * makes the kernel grow a hash set rehashes every entry inside that sendmsg(), measured at ~7 ms around 50k
+ * entries, 60 ms at 400k and 110 ms at 700k on a 2-vCPU VM. That work belongs on a worker.
  */
 const INLINE_MAX_ELEMENTS = 32_768;
 
