@@ -335,9 +335,10 @@ export class Ipset implements Disposable {
     return this.#sizes.get(name) ?? Infinity;
   }
 
-  #counted(name: string, delta: number): void {
+  /** Counts what an ADD (more entries) or DEL (fewer) applied into the set's known size. */
+  #counted(name: string, command: number, applied: number): void {
     const known = this.#sizes.get(name);
-    if (known !== undefined) this.#sizes.set(name, Math.max(0, known + delta));
+    if (known !== undefined) this.#sizes.set(name, Math.max(0, known + (command === cmd.add ? applied : -applied)));
   }
 
   #firstHeader(sets: RawSetHeader[], name: string): IpsetHeader {
@@ -510,7 +511,7 @@ export class Ipset implements Disposable {
       for (const item of sent) item.reject(err);
       return;
     }
-    this.#counted(name, command === cmd.add ? result[0]! : -result[0]!);
+    this.#counted(name, command, result[0]!);
     const failed = new Map<number, number>();
     for (let i = 1; i < result.length; i += 2) failed.set(result[i]!, result[i + 1]!);
     const command_ = command === cmd.add ? 'add' : 'del';
@@ -628,7 +629,7 @@ export class Ipset implements Disposable {
       inFlight = this.#live().adt(command, name, records, excl, false).then(
         (raw) => {
           result.applied += collectFailures(raw, (at) => [sentIndexes[at]!, sentEntries[at]!], context, result.failed);
-          this.#counted(name, command === cmd.add ? raw[0]! : -raw[0]!);
+          this.#counted(name, command, raw[0]!);
         },
         (error: unknown) => {
           failure = { error };
@@ -697,7 +698,7 @@ export class Ipset implements Disposable {
     }
     const failed: IpsetBatchFailure[] = [];
     const applied = collectFailures(raw, (at) => [at, entries[at]!], context, failed);
-    this.#counted(name, command === cmd.add ? applied : -applied);
+    this.#counted(name, command, applied);
     return { applied, failed };
   }
 

@@ -128,8 +128,7 @@ export class Iptables {
       try {
         before = await this.#state();
       } catch (err) {
-        early?.end(''); // the restore ends without COMMIT: nothing changes
-        await early?.result.catch(() => undefined);
+        await abandon(early);
         throw err;
       }
       await this.#applyWith(canonical, before, early, prefix);
@@ -204,8 +203,7 @@ export class Iptables {
     try {
       script = planApply(rules, before);
     } catch (err) {
-      early?.end(''); // a started restore is ended on every path
-      await early?.result.catch(() => undefined);
+      await abandon(early);
       throw err;
     }
     try {
@@ -215,8 +213,7 @@ export class Iptables {
       } else {
         // No early restore; or, defensively, a plan that does not start with what was sent (applyPrefix is the
         // start of every plan): the early restore then ends without COMMIT, changing nothing, and the plan runs alone.
-        early?.end('');
-        await early?.result.catch(() => undefined);
+        await abandon(early);
         await this.#restore(script);
       }
     } catch (err) {
@@ -273,6 +270,16 @@ export class Iptables {
       throw err;
     });
   }
+}
+
+/**
+ * abandon ends a started restore on a path that will not use it: its input stops before COMMIT, so it commits
+ * nothing, and it is waited for, so it never outlives the operation.
+ */
+async function abandon(early: IptablesStartedRun | undefined): Promise<void> {
+  if (!early) return;
+  early.end('');
+  await early.result.catch(() => undefined);
 }
 
 // "iptables-nft-restore v1.8.9 (nf_tables)"; legacy names itself "iptables-restore v1.8.9 (legacy)".
