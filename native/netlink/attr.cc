@@ -40,19 +40,9 @@ void Writer::Put(uint16_t type, const void* data, size_t len) {
   if (len > 0) memcpy(buf_.data() + offset + kNlaHeader, data, len);
 }
 
-void Writer::PutBe16(uint16_t type, uint16_t v) {
-  uint16_t be = htobe16(v);
-  Put(type | kNlaNetByteorder, &be, 2);
-}
-
 void Writer::PutBe32(uint16_t type, uint32_t v) {
   uint32_t be = htobe32(v);
   Put(type | kNlaNetByteorder, &be, 4);
-}
-
-void Writer::PutBe64(uint16_t type, uint64_t v) {
-  uint64_t be = htobe64(v);
-  Put(type | kNlaNetByteorder, &be, 8);
 }
 
 void Writer::PutString(uint16_t type, const std::string& s) { Put(type, s.c_str(), s.size() + 1); }

@@ -42,9 +42,7 @@ class Writer {
   void Put(uint16_t type, const void* data, size_t len);
   void PutU8(uint16_t type, uint8_t v) { Put(type, &v, 1); }
   void PutU32(uint16_t type, uint32_t v) { Put(type, &v, 4); }
-  void PutBe16(uint16_t type, uint16_t v);
   void PutBe32(uint16_t type, uint32_t v);
-  void PutBe64(uint16_t type, uint64_t v);
   void PutString(uint16_t type, const std::string& s);  // NUL-terminated
 
   size_t BeginNest(uint16_t type);
