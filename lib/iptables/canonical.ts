@@ -10,9 +10,12 @@ import { randomBytes } from 'node:crypto';
 
 import { IptablesLockTimeoutError, IptablesRestoreError } from '../errors.js';
 import { renderArgs } from './quote.js';
-import { jumpTarget, type RestoreScript } from './render.js';
+import { jumpTarget, sameArgs, type RestoreScript } from './render.js';
 import { RuleSet, type IptablesTable, type RuleSpec } from './rule-set.js';
 import type { IptablesState } from './save-parser.js';
+
+/** CanonicalScope is which rules canonicalize rewrites: all of them, or those of chains the set does not own. */
+export type CanonicalScope = 'all' | 'foreign';
 
 /** The prefix of scratch chains; a leftover one (after a crash) is unreferenced and harmless. */
 export const SCRATCH_PREFIX = 'PODNET_CANON_';
@@ -49,21 +52,42 @@ export class Canonicalizer {
   }
 
   /**
-   * canonicalize returns the rule set with every rule in canonical form, learning the forms it has not seen. A rule
-   * the kernel refuses keeps its text: apply then reports the refusal with its line.
+   * canonicalize returns the rule set with its rules in canonical form, learning the forms it has not seen. A rule
+   * the kernel refuses keeps its text: apply then reports the refusal with its line. With scope 'foreign' only the
+   * rules of chains the set does not own are canonicalized: the only ones apply and remove compare with the
+   * namespace's state (an owned chain is rewritten whole), and the set comes back unchanged when they already are.
    */
-  async canonicalize(rules: RuleSet): Promise<RuleSet> {
+  async canonicalize(rules: RuleSet, scope: CanonicalScope = 'all'): Promise<RuleSet> {
+    const specs = this.#inScope(rules, scope);
     // One key per rule, used for both the lookup and the rebuild (a key costs more than the lookup).
-    const specs = rules.rules();
     const keys = specs.map((r) => keyOf(r.table, r.args));
     const pending = specs.filter((_, i) => !this.#cache.has(keys[i]!));
     if (pending.length > 0) await this.#learn(rules, pending);
+    return this.#fromCache(rules, specs, keys);
+  }
+
+  /** cached is canonicalize without learning: undefined when a rule in scope has no known canonical form yet. */
+  cached(rules: RuleSet, scope: CanonicalScope = 'all'): RuleSet | undefined {
+    const specs = this.#inScope(rules, scope);
+    const keys = specs.map((r) => keyOf(r.table, r.args));
+    return keys.every((k) => this.#cache.has(k)) ? this.#fromCache(rules, specs, keys) : undefined;
+  }
+
+  #inScope(rules: RuleSet, scope: CanonicalScope): readonly RuleSpec[] {
+    const specs = rules.rules();
+    return scope === 'all' ? specs : specs.filter((r) => !rules.isOwned(r.table, r.chain));
+  }
+
+  #fromCache(rules: RuleSet, specs: readonly RuleSpec[], keys: readonly string[]): RuleSet {
     const canonical = new Map<RuleSpec, readonly string[]>();
+    let changed = false;
     specs.forEach((r, i) => {
       const args = this.#cache.get(keys[i]!);
-      if (args) canonical.set(r, args);
+      if (!args) return;
+      canonical.set(r, args);
+      if (!sameArgs(args, r.args)) changed = true;
     });
-    return this.#rebuild(rules, canonical);
+    return changed ? this.#rebuild(rules, canonical) : rules;
   }
 
   async #learn(rules: RuleSet, pending: readonly RuleSpec[]): Promise<void> {

@@ -114,7 +114,9 @@ export class Iptables {
   apply(rules: RuleSet): Promise<void> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
-      const canonical = await this.#canonical.canonicalize(rules);
+      // Only the rules outside owned chains are compared with the state; owned chains are written as given. Forms
+      // still to be learned are learned first, so that no restore waits through the learning's own runs.
+      const canonical = this.#canonical.cached(rules, 'foreign') ?? (await this.#canonical.canonicalize(rules, 'foreign'));
       // iptables-restore starts now, while iptables-save runs: its start (exec, linking, xtables setup) overlaps
       // the save, and with nft so does its reading of the owned chains (which do not depend on the save). The rest
       // of its input (the deletions the save calls for, the other rules, COMMIT) follows. iptables-save takes no
@@ -126,7 +128,9 @@ export class Iptables {
       if (prefix !== '') early!.write(prefix);
       let before: IptablesState;
       try {
-        before = await this.#state();
+        // A one-table plan reads only its table: the others may be large (a node's nat table), and neither the plan
+        // nor a rollback (there is none for one table) looks at them.
+        before = await this.#state(canonical.tables.length === 1 ? canonical.tables[0] : undefined);
       } catch (err) {
         await abandon(early);
         throw err;
@@ -167,7 +171,7 @@ export class Iptables {
   remove(rules: RuleSet): Promise<{ changed: boolean }> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
-      const canonical = await this.#canonical.canonicalize(rules);
+      const canonical = await this.#canonical.canonicalize(rules, 'foreign');
       const script = planRemove(canonical, await this.#state());
       if (script.blocks.length === 0) return { changed: false };
       await this.#restore(script);
@@ -236,8 +240,13 @@ export class Iptables {
     }
   }
 
-  async #state(): Promise<IptablesState> {
+  /**
+   * #state runs iptables-save, of one table or of all. Only apply reads one table: legacy's `-t` instantiates a
+   * table that is not there yet, which apply's restore is about to do anyway.
+   */
+  async #state(table?: IptablesTable): Promise<IptablesState> {
     const argv = [iptablesBinary(this.backend, this.family, 'save')];
+    if (table !== undefined) argv.push('-t', table);
     const result = await this.#runner.run(argv);
     if (result.exitCode !== 0) throw new IptablesCommandError(argv, result.exitCode, result.stderr);
     return parseSave(result.stdout);

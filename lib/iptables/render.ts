@@ -52,7 +52,9 @@ export function jumpTarget(args: readonly string[]): string | undefined {
   return target;
 }
 
-function sameArgs(a: readonly string[], b: readonly string[]): boolean {
+/** sameArgs tells whether two argument lists are equal, element by element. */
+export function sameArgs(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 

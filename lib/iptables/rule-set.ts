@@ -59,9 +59,14 @@ export function checkChainName(name: unknown, argument = 'chain'): string {
   return name;
 }
 
+// Frozen argument lists that passed checkRuleArgs. They cannot change, so they need no second check: a rule set is
+// rebuilt around its own lists (canonicalize) and agents append the same frozen lists apply after apply.
+const checked = new WeakSet<readonly string[]>();
+
 /** checkRuleArgs throws unless every argument survives the restore input as exactly one argument. */
 export function checkRuleArgs(args: unknown): readonly string[] {
   if (!Array.isArray(args)) throw invalidType('args', 'an array of strings', args);
+  if (checked.has(args)) return args as readonly string[];
   if (args.length === 0 || args.length > MAX_RULE_ARGS) {
     throw invalidValue('args', `1 to ${MAX_RULE_ARGS} arguments`, args);
   }
@@ -76,7 +81,9 @@ export function checkRuleArgs(args: unknown): readonly string[] {
     }
   }
   // A frozen list cannot change after this check: keep it (its identity lets renderArgs reuse its text).
-  return Object.isFrozen(args) ? (args as readonly string[]) : Object.freeze([...(args as string[])]);
+  const kept = Object.isFrozen(args) ? (args as readonly string[]) : Object.freeze([...(args as string[])]);
+  checked.add(kept);
+  return kept;
 }
 
 /** RuleSet collects owned chains and rules, per table, in the order they were added. */

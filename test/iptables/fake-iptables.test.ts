@@ -23,9 +23,38 @@ describe('FakeIptables', () => {
     await ipt.apply(new RuleSet().chain('nat', 'PODNET_N'));
     expect(fake.calls).toEqual([
       ['iptables-legacy-restore', '--version'],
-      ['iptables-legacy-save'],
+      ['iptables-legacy-save', '-t', 'nat'],
       ['iptables-legacy-restore', '--noflush', '--wait=3'],
     ]);
+  });
+
+  it('apply learns forms only for rules outside owned chains, reads only its one table, and verify learns the rest', async () => {
+    const fake = new FakeIptables();
+    const ipt = await Iptables.open({ runner: fake, backend: 'nft' });
+    const owned = new RuleSet().chain('filter', 'PODNET_O').append('filter', 'PODNET_O', ['-s', '10.0.0.1', '-j', 'DROP']);
+    await ipt.apply(owned);
+    // Nothing to learn: the owned chain is written as given.
+    expect(fake.calls.slice(1)).toEqual([['iptables-nft-save', '-t', 'filter'], ['iptables-nft-restore', '--noflush']]);
+
+    const withJump = new RuleSet()
+      .chain('filter', 'PODNET_O')
+      .append('filter', 'PODNET_O', ['-s', '10.0.0.1', '-j', 'DROP'])
+      .append('filter', 'INPUT', ['-j', 'PODNET_O'])
+      .chain('nat', 'PODNET_N');
+    const from = fake.calls.length;
+    await ipt.apply(withJump);
+    // The jump is learned (scratch chain in, read back, cleaned up); the plan spans two tables, so the save reads all.
+    expect(fake.calls.slice(from)).toEqual([
+      ['iptables-nft-restore', '--noflush'],
+      ['iptables-nft-save'],
+      ['iptables-nft-restore', '--noflush'],
+      ['iptables-nft-save'],
+      ['iptables-nft-restore', '--noflush'],
+    ]);
+    const again = fake.calls.length;
+    expect(await ipt.verify(withJump)).toMatchObject({ inSync: true });
+    // verify compares the owned rule too, so it learns that one now.
+    expect(fake.calls.slice(again)).toHaveLength(4);
   });
 
   it('rejects a program it does not know as the real runner does for a missing binary', async () => {
