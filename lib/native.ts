@@ -67,6 +67,11 @@ export interface RawEntriesChunk {
 
 type MaybeSync<T, S extends boolean> = S extends true ? T : Promise<T>;
 
+/** An opaque native reference to an ipset handle's session. */
+export interface RawSyncRef {
+  readonly __brand: 'RawSyncRef';
+}
+
 /** One netlink session speaking ipset (native/ipset/ipset_binding.cc). */
 export interface RawIpsetHandle {
   protocol<S extends boolean>(sync: S): MaybeSync<number, S>;
@@ -74,9 +79,8 @@ export interface RawIpsetHandle {
   simple<S extends boolean>(cmd: number, name: string, name2: string, excl: boolean, sync: S): MaybeSync<void, S>;
   /** records are read in place (on a worker when async): do not write them until the call settles. */
   adt<S extends boolean>(cmd: number, name: string, records: Uint8Array, excl: boolean, sync: S): MaybeSync<RawAdtResult, S>;
-  /** Synchronous ADD/DEL: 0, or the kernel error of the first failed entry (the *Sync fast path). */
-  /** The records are the first `length` bytes of `records`. */
-  adtSync(cmd: number, name: string, records: Uint8Array, length: number, excl: boolean): number;
+  /** The handle's reference for ipsetAdtSync; close() reaches it too. */
+  syncRef(): RawSyncRef;
   test<S extends boolean>(name: string, record: Uint8Array, sync: S): MaybeSync<boolean, S>;
   list<S extends boolean>(name: string, flags: number, sync: S): MaybeSync<RawListResult, S>;
   entries(name: string | null, maxRecords: number): Promise<RawEntriesChunk>;
@@ -108,6 +112,12 @@ export interface NativeBinding {
   netnsInodeInside(fd: number): Promise<number>;
   /** new IpsetHandle(netnsFd or -1, timeoutMs, exchange?) opens a socket in that netns, or talks to a JS peer. */
   IpsetHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawIpsetHandle;
+  /**
+   * Synchronous ADD/DEL on a handle's syncRef (the *Sync fast path): cmdAndFlags is the command plus 0x100 for
+   * NLM_F_EXCL; the records are the first `length` bytes of `records`. Returns 0, or the kernel error of the first
+   * failed entry.
+   */
+  ipsetAdtSync(ref: RawSyncRef, cmdAndFlags: number, name: string, records: Uint8Array, length: number): number;
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
   /**
    * Forks, joins netnsFd's namespace (-1: stay), execs argv with exactly env ("NAME=value"), feeds stdin, collects

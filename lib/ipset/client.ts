@@ -9,7 +9,7 @@
  * handful of kernel round trips.
  */
 import { IpsetError, PodnetError, withCallerStack } from '../errors.js';
-import { native, type RawIpsetHandle, type RawSetHeader } from '../native.js';
+import { native, type RawIpsetHandle, type RawSetHeader, type RawSyncRef } from '../native.js';
 import type { NetlinkPeer } from '../netlink/peer.js';
 import { Netns, type NetnsLike } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
@@ -49,6 +49,8 @@ const CLOCK_EVERY = 256;
  * tens (two thread wake-ups). Bigger batches, whose kernel work takes longer, always go to a worker.
  */
 const INLINE_BYTES = 8192;
+// ipsetAdtSync's flag for NLM_F_EXCL, next to the command in one number.
+const ADT_EXCL = 0x100;
 /**
  * Inline requests also go only into sets of fewer entries than this (as far as this client knows): an add that
  * makes the kernel grow a hash set rehashes every entry inside that sendmsg(), measured at ~7 ms around 50k
@@ -190,6 +192,8 @@ function collectFailures(
 /** Ipset is a client for the kernel's ipset subsystem in one network namespace. */
 export class Ipset implements Disposable {
   #handle: RawIpsetHandle | undefined;
+  // The handle's reference for the *Sync fast path (native.ipsetAdtSync), which then skips unwrapping the handle.
+  readonly #syncRef: RawSyncRef;
   readonly #netns: Netns | undefined;
   readonly #peer: NetlinkPeer | undefined;
   readonly #timeoutMs: number;
@@ -217,6 +221,7 @@ export class Ipset implements Disposable {
 
   private constructor(handle: RawIpsetHandle, netns: Netns | undefined, peer: NetlinkPeer | undefined, timeoutMs: number) {
     this.#handle = handle;
+    this.#syncRef = handle.syncRef();
     this.#netns = netns;
     this.#peer = peer;
     this.#timeoutMs = timeoutMs;
@@ -538,7 +543,8 @@ export class Ipset implements Disposable {
     const writer = this.#syncWriter;
     writer.reset();
     writer.push(checkEntry(entry, shape, 'entry', this.#fields));
-    const error = this.#live().adtSync(command, name, writer.buffer, writer.byteLength, excl);
+    this.#live();
+    const error = native.ipsetAdtSync(this.#syncRef, excl ? command | ADT_EXCL : command, name, writer.buffer, writer.byteLength);
     if (error !== 0) throw ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: this.#netns?.path });
   }
 

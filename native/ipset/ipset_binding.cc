@@ -22,6 +22,62 @@ namespace podnet {
 using ipset::Session;
 using SessionPtr = std::shared_ptr<Session>;
 
+// Where a handle keeps its session: shared with the externals of syncRef(),
+// so that close() empties it for them too.
+struct SessionSlot {
+  SessionPtr session;
+};
+using SlotPtr = std::shared_ptr<SessionSlot>;
+
+static const SessionPtr& LiveSession(Napi::Env env, const SessionSlot& slot) {
+  if (!slot.session) {
+    ErrorInfo err = SystemError(EBADF, "ipset");
+    err.code = "ERR_IPSET_CLOSED";
+    err.message = "ipset handle is closed";
+    ThrowError(env, err);
+  }
+  return slot.session;
+}
+
+// ipsetAdtSync(ref, cmdAndFlags, name, buffer, length) -> 0, or the error of
+// the first failed entry: the *Sync single-entry fast path. cmdAndFlags is the
+// command, plus 0x100 for NLM_F_EXCL. A module function on an External, not a
+// method: a method unwraps its handle on every call (a property lookup), which
+// cost a single add as much as the rest of its N-API crossing. The records are
+// read in place (the JS thread is blocked anyway); no result object is built.
+static Napi::Value AdtSyncOn(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const SessionPtr& session = LiveSession(env, **info[0].As<Napi::External<SlotPtr>>().Data());
+  uint32_t cmdAndFlags = info[1].As<Napi::Number>().Uint32Value();
+  // One conversion into a stack buffer; a set name is at most 31 bytes, which
+  // the JS side checked. A longer one is refused here, never truncated.
+  char nameBuf[ipset::kMaxNameLen + 2];
+  size_t nameLen = 0;
+  napi_status status = napi_get_value_string_utf8(env, info[2], nameBuf, sizeof nameBuf, &nameLen);
+  if (status != napi_ok || nameLen > ipset::kMaxNameLen) {
+    ErrorInfo err = SystemError(EINVAL, "encode");
+    err.message = "set name is not a string of at most 31 bytes";
+    ThrowError(env, err);
+  }
+  Napi::Uint8Array records = info[3].As<Napi::Uint8Array>();
+  size_t length = info[4].As<Napi::Number>().Uint32Value();
+  if (length > records.ByteLength()) {
+    ErrorInfo err = SystemError(EINVAL, "encode");
+    err.message = "record length past the end of its buffer";
+    ThrowError(env, err);
+  }
+  uint32_t applied = 0;
+  std::vector<ipset::EntryFailure> failures;
+  ErrorInfo err;
+  {
+    std::lock_guard<std::mutex> lock(session->mutex());
+    err = session->Adt(static_cast<uint8_t>(cmdAndFlags & 0xff), std::string(nameBuf, nameLen), records.Data(), length,
+                       (cmdAndFlags & 0x100) != 0, &applied, &failures);
+  }
+  if (err.failed()) ThrowError(env, err);
+  return Napi::Number::New(env, failures.empty() ? 0 : failures.front().error);
+}
+
 struct BatonBase {
   SessionPtr session;
   ErrorInfo error;
@@ -198,7 +254,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
                            InstanceMethod<&IpsetHandle::Create>("create"),
                            InstanceMethod<&IpsetHandle::Simple>("simple"),
                            InstanceMethod<&IpsetHandle::Adt>("adt"),
-                           InstanceMethod<&IpsetHandle::AdtSync>("adtSync"),
+                           InstanceMethod<&IpsetHandle::SyncRef>("syncRef"),
                            InstanceMethod<&IpsetHandle::Test>("test"),
                            InstanceMethod<&IpsetHandle::List>("list"),
                            InstanceMethod<&IpsetHandle::Entries>("entries"),
@@ -221,19 +277,11 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
       if (err.failed()) ThrowError(env, err);
       transport = std::move(socket);
     }
-    session_ = std::make_shared<Session>(std::move(transport), timeoutMs);
+    slot_->session = std::make_shared<Session>(std::move(transport), timeoutMs);
   }
 
  private:
-  SessionPtr Live(Napi::Env env) {
-    if (!session_) {
-      ErrorInfo err = SystemError(EBADF, "ipset");
-      err.code = "ERR_IPSET_CLOSED";
-      err.message = "ipset handle is closed";
-      ThrowError(env, err);
-    }
-    return session_;
-  }
+  SessionPtr Live(Napi::Env env) { return LiveSession(env, *slot_); }
 
   Napi::Value Protocol(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<ProtocolBaton>();
@@ -289,31 +337,10 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
   }
 
-  // adtSync(cmd, name, buffer, length, excl) -> 0, or the error of the first failed
-  // entry. The *Sync single-entry fast path: the records are read in place
-  // (the JS thread is blocked anyway) and no result object is built.
-  Napi::Value AdtSync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    SessionPtr session = Live(env);
-    uint8_t cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
-    std::string name = info[1].As<Napi::String>();
-    Napi::Uint8Array records = info[2].As<Napi::Uint8Array>();
-    size_t length = info[3].As<Napi::Number>().Uint32Value();
-    if (length > records.ByteLength()) {
-      ErrorInfo err = SystemError(EINVAL, "encode");
-      err.message = "record length past the end of its buffer";
-      ThrowError(env, err);
-    }
-    bool excl = info[4].ToBoolean();
-    uint32_t applied = 0;
-    std::vector<ipset::EntryFailure> failures;
-    ErrorInfo err;
-    {
-      std::lock_guard<std::mutex> lock(session->mutex());
-      err = session->Adt(cmd, name, records.Data(), length, excl, &applied, &failures);
-    }
-    if (err.failed()) ThrowError(env, err);
-    return Napi::Number::New(env, failures.empty() ? 0 : failures.front().error);
+  // syncRef() -> an External for ipsetAdtSync, which reaches this handle's
+  // session through it without unwrapping the handle.
+  Napi::Value SyncRef(const Napi::CallbackInfo& info) {
+    return Napi::External<SlotPtr>::New(info.Env(), new SlotPtr(slot_), [](Napi::Env, SlotPtr* p) { delete p; });
   }
 
   // test(name, record, sync)
@@ -361,15 +388,16 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
 
   // Pending async work keeps its own reference; the socket closes when it ends.
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    session_.reset();
+    slot_->session.reset();
     return info.Env().Undefined();
   }
 
-  SessionPtr session_;
+  SlotPtr slot_ = std::make_shared<SessionSlot>();
 };
 
 void RegisterIpset(Napi::Env env, Napi::Object exports) {
   exports.Set("IpsetHandle", IpsetHandle::Define(env));
+  exports.Set("ipsetAdtSync", Napi::Function::New<AdtSyncOn>(env, "ipsetAdtSync"));
   Napi::Object cmds = Napi::Object::New(env);
   cmds.Set("destroy", static_cast<uint32_t>(ipset::IPSET_CMD_DESTROY));
   cmds.Set("flush", static_cast<uint32_t>(ipset::IPSET_CMD_FLUSH));
