@@ -24,7 +24,10 @@ export async function iptablesScenarios(res, cfg) {
       const restoreArgv = ['ip', 'netns', 'exec', ns.name, `${prog}-restore`, '--noflush', ...lock];
       const empty = () => run(restoreArgv, { input: `*filter\n:${CHAIN} - [0:0]\nCOMMIT\n` }); // the chain, flushed
 
-      // Interleaved so drift in machine load hits every contender alike.
+      // Interleaved so drift in machine load hits every contender alike. On this VM a run's time is at times
+      // bimodal (nft: ~25 or ~33 ms, for podnet and the raw restore alike): with 15 rounds a median could fall in
+      // either mode for either contender (1.21x in one full run, 0.98-1.04x in the runs around it), so the full
+      // run takes 31.
       const apply = [];
       const raw = [];
       await ipt.apply(rules); // warm-up: learns canonical forms, version probe

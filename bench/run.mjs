@@ -15,7 +15,7 @@ const only = onlyAt >= 0 ? new Set(args[onlyAt + 1].split(',')) : undefined;
 
 const FULL = {
   singleOps: 12000, singleRounds: 12, cliOps: 60, batchN: 100_000, batchSamples: 9, concurrentN: 10_000, memN: 1_000_000, memSamples: 2,
-  rules: 1000, ruleSamples: 15, perRuleRules: 1000, perRuleSamples: 1, spawnOps: 200, pods: 10_000, podSamples: 3, cycles: 20, resyncPods: 1000,
+  rules: 1000, ruleSamples: 31, perRuleRules: 1000, perRuleSamples: 1, spawnOps: 200, pods: 10_000, podSamples: 3, cycles: 20, resyncPods: 1000,
 };
 const CI = {
   singleOps: 4000, singleRounds: 8, cliOps: 24, batchN: 50_000, batchSamples: 5, concurrentN: 10_000, memN: 250_000, memSamples: 1,
