@@ -44,15 +44,26 @@ export async function sample(fn, { warmup = 1, samples = 5, setup, teardown } = 
 }
 
 /**
- * interleaved samples several contenders round-robin: warm-up rounds, then `samples` rounds of one sample each.
- * Each contender is { setup?, run }; run's time is measured here unless it returns a number (ms by its own
- * clock, e.g. the C reference's). On this shared VM the load drifts within seconds: taking every contender's
- * samples in one block let a slow phase land on one of them; round-robin spreads it over all alike.
+ * alternating lists indices 0..n-1 for a round: forwards in even rounds, backwards in odd ones (A B, B A, A B, ...).
+ * What one contender leaves behind (an `ip netns exec` run leaves the VM slower for a few hundred ms, measured:
+ * 1000 single adds went from 6 to 8.5-10 us after five of them) then lands on every other contender alike, not
+ * always on the one that comes next.
+ */
+export function alternating(n, round) {
+  const order = Array.from({ length: n }, (_, i) => i);
+  return round % 2 === 0 ? order : order.reverse();
+}
+
+/**
+ * interleaved samples several contenders round-robin: warm-up rounds, then `samples` rounds of one sample each,
+ * in alternating order. Each contender is { setup?, run }; run's time is measured here unless it returns a number
+ * (ms by its own clock, e.g. the C reference's). On this shared VM the load drifts within seconds: taking every
+ * contender's samples in one block let a slow phase land on one of them; round-robin spreads it over all alike.
  */
 export async function interleaved(contenders, { warmup = 1, samples = 5 } = {}) {
   const out = contenders.map(() => []);
   for (let round = 0; round < warmup + samples; round++) {
-    for (let c = 0; c < contenders.length; c++) {
+    for (const c of alternating(contenders.length, round)) {
       const { setup, run } = contenders[c];
       if (setup) await setup();
       const t0 = now();

@@ -1,6 +1,6 @@
 // Scenario 5: apply N rules with podnet vs one iptables-restore run vs one iptables process per rule, per backend.
-import { Iptables, RuleSet } from '../dist/index.js';
-import { sample } from './harness.mjs';
+import { Iptables, RuleSet, runInNetns } from '../dist/index.js';
+import { alternating, sample } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { run } from './proc.mjs';
 
@@ -22,7 +22,13 @@ export async function iptablesScenarios(res, cfg) {
       const prog = backend === 'nft' ? 'iptables-nft' : 'iptables-legacy';
       const lock = backend === 'legacy' ? ['--wait=5'] : [];
       const restoreArgv = ['ip', 'netns', 'exec', ns.name, `${prog}-restore`, '--noflush', ...lock];
-      const empty = () => run(restoreArgv, { input: `*filter\n:${CHAIN} - [0:0]\nCOMMIT\n` }); // the chain, flushed
+      // The chain, flushed, before every sample. Not through `ip netns exec`: that is the raw contender's launcher,
+      // and what it leaves behind (the VM slower for a few hundred ms after its mount namespace goes) would land on
+      // every sample, most on the one with the most processes and syscalls.
+      const empty = async () => {
+        const r = await runInNetns(ns.path, [`${prog}-restore`, '--noflush', ...lock], { stdin: `*filter\n:${CHAIN} - [0:0]\nCOMMIT\n`, timeoutMs: 60_000 });
+        if (r.exitCode !== 0) throw new Error(`emptying ${CHAIN} failed: ${r.stderr.trim()}`);
+      };
 
       // Interleaved so drift in machine load hits every contender alike. On this VM a run's time is at times
       // bimodal (nft: ~25 or ~33 ms, for podnet and the raw restore alike): with 15 rounds a median could fall in
@@ -32,10 +38,13 @@ export async function iptablesScenarios(res, cfg) {
       const raw = [];
       await ipt.apply(rules); // warm-up: learns canonical forms, version probe
       await run(restoreArgv, { input: text });
-      for (let i = 0; i < cfg.ruleSamples; i++) {
-        apply.push(...(await sample(() => ipt.apply(rules), { warmup: 0, samples: 1, setup: empty })));
-        raw.push(...(await sample(() => run(restoreArgv, { input: text }), { warmup: 0, samples: 1, setup: empty })));
-      }
+      // In alternating order: the raw restore runs under `ip netns exec`, which leaves the VM slower for a few
+      // hundred ms after it; always sampling apply right after it put that on apply alone.
+      const contenders = [
+        async () => apply.push(...(await sample(() => ipt.apply(rules), { warmup: 0, samples: 1, setup: empty }))),
+        async () => raw.push(...(await sample(() => run(restoreArgv, { input: text }), { warmup: 0, samples: 1, setup: empty }))),
+      ];
+      for (let i = 0; i < cfg.ruleSamples; i++) for (const c of alternating(contenders.length, i)) await contenders[c]();
       const perRule = await sample(
         async () => {
           for (let i = 0; i < cfg.perRuleRules; i++) {
