@@ -113,11 +113,13 @@ export interface NativeBinding {
   /** new IpsetHandle(netnsFd or -1, timeoutMs, exchange?) opens a socket in that netns, or talks to a JS peer. */
   IpsetHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawIpsetHandle;
   /**
-   * Synchronous ADD/DEL on a handle's syncRef (the *Sync fast path): cmdAndFlags is the command plus 0x100 for
-   * NLM_F_EXCL; the records are the first `length` bytes of `records`. Returns 0, or the kernel error of the first
-   * failed entry.
+   * Synchronous ADD/DEL on a handle's syncRef (the *Sync fast path): cmdAndFlags is the command plus
+   * ipsetAdtSyncExcl for NLM_F_EXCL; the records are the first `length` bytes of `records`. Returns 0, or the
+   * kernel error of the first failed entry.
    */
   ipsetAdtSync(ref: RawSyncRef, cmdAndFlags: number, name: string, records: Uint8Array, length: number): number;
+  /** The flag ipsetAdtSync takes next to the command for NLM_F_EXCL. */
+  ipsetAdtSyncExcl: number;
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
   /**
    * Forks, joins netnsFd's namespace (-1: stay), execs argv with exactly env ("NAME=value"), feeds stdin, collects

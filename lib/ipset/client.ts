@@ -50,7 +50,7 @@ const CLOCK_EVERY = 256;
  */
 const INLINE_BYTES = 8192;
 // ipsetAdtSync's flag for NLM_F_EXCL, next to the command in one number.
-const ADT_EXCL = 0x100;
+const ADT_EXCL = native.ipsetAdtSyncExcl;
 /**
  * Inline requests also go only into sets of fewer entries than this (as far as this client knows): an add that
  * makes the kernel grow a hash set rehashes every entry inside that sendmsg(), measured at ~7 ms around 50k

@@ -1,5 +1,6 @@
 // JS surface of native/ipset: an IpsetHandle class owning one Session (one
-// netlink socket, or a JS peer). Every operation is a baton that runs
+// netlink socket, or a JS peer) through a slot it shares with the externals
+// of syncRef() (ipsetAdtSync). Every operation is a baton that runs
 // synchronously (the *Sync API), inline on the JS thread (JS peers), or on a
 // libuv worker; records cross the boundary as one Buffer per call.
 #include "ipset/ipset_binding.h"
@@ -29,7 +30,9 @@ struct SessionSlot {
 };
 using SlotPtr = std::shared_ptr<SessionSlot>;
 
-static const SessionPtr& LiveSession(Napi::Env env, const SessionSlot& slot) {
+// A copy, never a reference into the slot: a JS peer's exchange() runs inside
+// the operation and may close the handle, which empties the slot.
+static SessionPtr LiveSession(Napi::Env env, const SessionSlot& slot) {
   if (!slot.session) {
     ErrorInfo err = SystemError(EBADF, "ipset");
     err.code = "ERR_IPSET_CLOSED";
@@ -39,19 +42,29 @@ static const SessionPtr& LiveSession(Napi::Env env, const SessionSlot& slot) {
   return slot.session;
 }
 
+// The flag ipsetAdtSync takes next to the command for NLM_F_EXCL (exported as
+// ipsetAdtSyncExcl).
+constexpr uint32_t kAdtSyncExcl = 0x100;
+
 // ipsetAdtSync(ref, cmdAndFlags, name, buffer, length) -> 0, or the error of
 // the first failed entry: the *Sync single-entry fast path. cmdAndFlags is the
-// command, plus 0x100 for NLM_F_EXCL. A module function on an External, not a
-// method: a method unwraps its handle on every call (a property lookup), which
-// cost a single add as much as the rest of its N-API crossing. The records are
-// read in place (the JS thread is blocked anyway); no result object is built.
+// command, plus kAdtSyncExcl for NLM_F_EXCL. A module function on an External,
+// not a method: a method unwraps its handle on every call (a property lookup),
+// about as costly as the rest of the N-API crossing of a single add. The
+// records are read in place (the JS thread is blocked anyway); no result
+// object is built.
 static Napi::Value AdtSyncOn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const SessionPtr& session = LiveSession(env, **info[0].As<Napi::External<SlotPtr>>().Data());
+  // The External is only ever made by syncRef() (lib/ipset/client.ts keeps it
+  // private); nothing checks its type beyond being an External.
+  SessionPtr session = LiveSession(env, **info[0].As<Napi::External<SlotPtr>>().Data());
   uint32_t cmdAndFlags = info[1].As<Napi::Number>().Uint32Value();
+  bool excl = (cmdAndFlags & kAdtSyncExcl) != 0;
   // One conversion into a stack buffer; a set name is at most 31 bytes, which
-  // the JS side checked. A longer one is refused here, never truncated.
-  char nameBuf[ipset::kMaxNameLen + 2];
+  // the JS side checked. A longer one is refused here, never truncated: the
+  // conversion copies whole characters only, so the buffer has room for one
+  // 4-byte character past the limit and any longer name reads as > 31 bytes.
+  char nameBuf[ipset::kMaxNameLen + 5];
   size_t nameLen = 0;
   napi_status status = napi_get_value_string_utf8(env, info[2], nameBuf, sizeof nameBuf, &nameLen);
   if (status != napi_ok || nameLen > ipset::kMaxNameLen) {
@@ -72,7 +85,7 @@ static Napi::Value AdtSyncOn(const Napi::CallbackInfo& info) {
   {
     std::lock_guard<std::mutex> lock(session->mutex());
     err = session->Adt(static_cast<uint8_t>(cmdAndFlags & 0xff), std::string(nameBuf, nameLen), records.Data(), length,
-                       (cmdAndFlags & 0x100) != 0, &applied, &failures);
+                       excl, &applied, &failures);
   }
   if (err.failed()) ThrowError(env, err);
   return Napi::Number::New(env, failures.empty() ? 0 : failures.front().error);
@@ -406,6 +419,7 @@ void RegisterIpset(Napi::Env env, Napi::Object exports) {
   cmds.Set("add", static_cast<uint32_t>(ipset::IPSET_CMD_ADD));
   cmds.Set("del", static_cast<uint32_t>(ipset::IPSET_CMD_DEL));
   exports.Set("ipsetCommands", cmds);
+  exports.Set("ipsetAdtSyncExcl", kAdtSyncExcl);
 }
 
 }  // namespace podnet
