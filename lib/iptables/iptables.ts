@@ -128,9 +128,7 @@ export class Iptables {
       if (prefix !== '') early!.write(prefix);
       let before: IptablesState;
       try {
-        // A one-table plan reads only its table: the others may be large (a node's nat table), and neither the plan
-        // nor a rollback (there is none for one table) looks at them.
-        before = await this.#state(canonical.tables.length === 1 ? canonical.tables[0] : undefined);
+        before = await this.#planState(canonical);
       } catch (err) {
         await abandon(early);
         throw err;
@@ -236,6 +234,23 @@ export class Iptables {
           rollbackError,
         });
       }
+      throw err;
+    }
+  }
+
+  /**
+   * #planState reads what apply plans against. A one-table plan reads only its table: the others may be large (a
+   * node's nat table), and neither the plan nor a rollback (there is none for one table) looks at them. When that
+   * table cannot be read (legacy without its module: "Cannot initialize"), everything is read instead, so that the
+   * restore reports the table as it would have.
+   */
+  async #planState(rules: RuleSet): Promise<IptablesState> {
+    const only = rules.tables.length === 1 ? rules.tables[0] : undefined;
+    if (only === undefined) return this.#state();
+    try {
+      return await this.#state(only);
+    } catch (err) {
+      if (err instanceof IptablesCommandError) return this.#state();
       throw err;
     }
   }

@@ -59,19 +59,27 @@ export function checkChainName(name: unknown, argument = 'chain'): string {
   return name;
 }
 
-// Frozen argument lists that passed checkRuleArgs. They cannot change, so they need no second check: a rule set is
-// rebuilt around its own lists (canonicalize) and agents append the same frozen lists apply after apply.
-const checked = new WeakSet<readonly string[]>();
+// Checked copies, by the list they were made from. Only frozen lists are remembered (a list that can still change
+// must be read again), and copies map to themselves: a rule set is rebuilt around its own lists (canonicalize), and
+// agents append the same frozen lists apply after apply, so each is read and checked once.
+const checked = new WeakMap<readonly string[], readonly string[]>();
 
-/** checkRuleArgs throws unless every argument survives the restore input as exactly one argument. */
+/**
+ * checkRuleArgs throws unless every argument survives the restore input as exactly one argument, and returns a
+ * frozen copy of them. Each element is read once, into the copy, and the copy is what is checked and used: an
+ * element getter, a Proxy or an Array subclass cannot change an argument after its check.
+ */
 export function checkRuleArgs(args: unknown): readonly string[] {
   if (!Array.isArray(args)) throw invalidType('args', 'an array of strings', args);
-  if (checked.has(args)) return args as readonly string[];
-  if (args.length === 0 || args.length > MAX_RULE_ARGS) {
+  const known = checked.get(args);
+  if (known !== undefined) return known;
+  const length: unknown = args.length;
+  if (typeof length !== 'number' || length === 0 || length > MAX_RULE_ARGS) {
     throw invalidValue('args', `1 to ${MAX_RULE_ARGS} arguments`, args);
   }
-  // A plain loop with the error's name built only on failure: applying 1000 rules checks 10,000 arguments, twice.
-  for (let i = 0; i < args.length; i++) {
+  const copy: string[] = new Array<string>(length);
+  // A plain loop with the error's name built only on failure: applying 1000 rules checks 10,000 arguments.
+  for (let i = 0; i < length; i++) {
     const arg: unknown = args[i];
     if (typeof arg !== 'string') throw invalidType(`args[${i}]`, 'a string', arg);
     // A UTF-16 unit is at most 3 UTF-8 bytes: short arguments need no byte count (a call into C++).
@@ -79,10 +87,12 @@ export function checkRuleArgs(args: unknown): readonly string[] {
     if (arg.length === 0 || tooLong || CONTROL.test(arg)) {
       throw invalidValue(`args[${i}]`, `a non-empty argument of at most ${MAX_ARG_BYTES} bytes without control characters`, arg);
     }
+    copy[i] = arg;
   }
-  // A frozen list cannot change after this check: keep it (its identity lets renderArgs reuse its text).
-  const kept = Object.isFrozen(args) ? (args as readonly string[]) : Object.freeze([...(args as string[])]);
-  checked.add(kept);
+  // Frozen, so that its identity keeps meaning these arguments (renderArgs reuses a frozen list's text).
+  const kept = Object.freeze(copy);
+  checked.set(kept, kept);
+  if (Object.isFrozen(args)) checked.set(args as readonly string[], kept);
   return kept;
 }
 

@@ -57,6 +57,21 @@ describe('FakeIptables', () => {
     expect(fake.calls.slice(again)).toHaveLength(4);
   });
 
+  it('apply reads everything when its one table cannot be read alone, as legacy without the table module', async () => {
+    const fake = new FakeIptables();
+    // iptables-legacy-save -t security exits 1 when the kernel has no such table module; the full save works.
+    const runner = {
+      run: (argv: readonly string[], stdin?: string) =>
+        argv[0] === 'iptables-legacy-save' && argv[1] === '-t'
+          ? Promise.resolve({ exitCode: 1, stdout: '', stderr: `iptables-legacy-save v1.8.9 (legacy): Cannot initialize: Table does not exist\n` })
+          : fake.run(argv, stdin),
+    };
+    const ipt = await Iptables.open({ runner, backend: 'legacy' });
+    await ipt.apply(new RuleSet().chain('security', 'PODNET_S').append('security', 'PODNET_S', ['-j', 'RETURN']));
+    expect(fake.calls.slice(1)).toEqual([['iptables-legacy-save'], ['iptables-legacy-restore', '--noflush', '--wait=5']]);
+    expect(fake.dump('legacy').security!.PODNET_S!.rules).toEqual([['-j', 'RETURN']]);
+  });
+
   it('rejects a program it does not know as the real runner does for a missing binary', async () => {
     const err = await new FakeIptables().run(['nft', 'list', 'ruleset']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PodnetSystemError);

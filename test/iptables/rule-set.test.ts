@@ -109,6 +109,57 @@ describe('RuleSet validation', () => {
     expect(() => rs.check()).toThrow(/args\[0\]/);
   });
 
+  it('uses the arguments it checked: an element getter, a Proxy or an Array subclass cannot inject a line later', () => {
+    const injection = 'ACCEPT\n-A INPUT -j DROP';
+    // A frozen list whose element is a getter: valid on the first read, an injection on every later one.
+    let reads = 0;
+    const getterList = Object.freeze(
+      Object.defineProperty(['-j', 'x'], 1, {
+        get: () => (reads++ === 0 ? 'ACCEPT' : injection),
+        enumerable: true,
+      }),
+    ) as readonly string[];
+    // A Proxy answering each read of an element differently.
+    let proxyReads = 0;
+    const proxyList = new Proxy(['-j', 'ACCEPT'], {
+      get: (target, key, receiver) => (key === '1' && proxyReads++ > 0 ? injection : Reflect.get(target, key, receiver)),
+    });
+    // A frozen subclass whose methods (what rendering might call) lie.
+    class Lying extends Array<string> {
+      override join(): string {
+        return injection;
+      }
+      override map<U>(): U[] {
+        return [injection as unknown as U];
+      }
+    }
+    const subclassList = Object.freeze(Lying.from(['-j', 'ACCEPT']) as Lying);
+    const rs = new RuleSet()
+      .chain('filter', 'PODNET_X')
+      .append('filter', 'PODNET_X', getterList)
+      .append('filter', 'PODNET_X', getterList)
+      .append('filter', 'PODNET_X', proxyList)
+      .append('filter', 'PODNET_X', subclassList);
+    const text = rs.render();
+    expect(text).not.toContain('DROP');
+    expect(text).toBe('*filter\n:PODNET_X - [0:0]\n' + '-A PODNET_X -j ACCEPT\n'.repeat(4) + 'COMMIT\n');
+    expect(rs.rules().map((r) => r.args)).toEqual(Array(4).fill(['-j', 'ACCEPT']));
+    // The checked copies are frozen plain arrays, not the caller's lists.
+    for (const r of rs.rules()) {
+      expect(Object.isFrozen(r.args)).toBe(true);
+      expect(Object.getPrototypeOf(r.args)).toBe(Array.prototype);
+    }
+  });
+
+  it('checks a list again when it can still change', () => {
+    const args = ['-j', 'ACCEPT'];
+    const rs = new RuleSet().chain('filter', 'PODNET_X').append('filter', 'PODNET_X', args);
+    args[1] = 'ACCEPT\n-A INPUT -j DROP';
+    rs.append('filter', 'PODNET_X', args);
+    expect(() => rs.check()).toThrow(expect.objectContaining({ argument: 'args[1]' }));
+    expect(rs.rules()[0]!.args).toEqual(['-j', 'ACCEPT']); // the rule added first kept what it was given
+  });
+
   it('accepts names of exactly 28 characters', () => {
     const name = 'C'.repeat(28);
     expect(new RuleSet().chain('nat', name).render()).toContain(`:${name} - [0:0]`);
