@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { Ipset, runInNetns } from '../dist/index.js';
-import { BENCH_DIR, alternating, interleaved } from './harness.mjs';
+import { BENCH_DIR, interleaved, rotation } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { run } from './proc.mjs';
 
@@ -89,7 +89,7 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const asyncOps = [];
       const cli = [];
       const cMeans = [];
-      // Each timed block starts on a fresh set after settle(), in alternating order round by round.
+      // Each timed block starts on a fresh set after settle(), in rotation round by round.
       const blocks = [
         async () => {
           const t0 = process.hrtime.bigint();
@@ -104,7 +104,7 @@ export async function ipsetScenarios(res, cfg, cBin) {
         async () => cMeans.push((await rawC(cBin, ns, 'single', k, 'b1c')).usPerEntry),
       ];
       for (let r = 0; r < rounds; r++) {
-        for (const b of alternating(blocks.length, r)) {
+        for (const b of rotation(blocks.length, r)) {
           await fresh(ipset, 'b1');
           await settle();
           await blocks[b]();
