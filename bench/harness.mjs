@@ -44,25 +44,28 @@ export async function sample(fn, { warmup = 1, samples = 5, setup, teardown } = 
 }
 
 /**
- * rotation lists indices 0..n-1 for a round, starting one further each round (A B C, B C A, C A B; with two, A B,
- * B A). Which contender runs right after which then changes from round to round, so what one leaves behind (an
- * `ip netns exec` run leaves the VM slower for a few hundred ms, measured: 1000 single adds went from 6 to 8.5-10
- * us after five of them) does not always land on the same one.
+ * alternating lists indices 0..n-1 for a round: forwards in even rounds, backwards in odd ones (A B C, C B A, ...).
+ * What one contender leaves behind (an `ip netns exec` run leaves the VM slower for a few hundred ms, measured:
+ * 1000 single adds went from 6 to 8.5-10 us after five of them) must not land on one contender more than on the
+ * others. Scenarios put such a contender in the middle of their list: alternating, the ones on either side then
+ * follow it equally often (a rotation, A B C, B C A, C A B, put C after B twice as often as A: it made addMany look
+ * 20% faster against the C reference, which it followed twice as often after `ipset restore`).
  */
-export function rotation(n, round) {
-  return Array.from({ length: n }, (_, i) => (round + i) % n);
+export function alternating(n, round) {
+  const order = Array.from({ length: n }, (_, i) => i);
+  return round % 2 === 0 ? order : order.reverse();
 }
 
 /**
  * interleaved samples several contenders round-robin: warm-up rounds, then `samples` rounds of one sample each,
- * in rotation. Each contender is { setup?, run }; run's time is measured here unless it returns a number
+ * in alternating order. Each contender is { setup?, run }; run's time is measured here unless it returns a number
  * (ms by its own clock, e.g. the C reference's). On this shared VM the load drifts within seconds: taking every
  * contender's samples in one block let a slow phase land on one of them; round-robin spreads it over all alike.
  */
 export async function interleaved(contenders, { warmup = 1, samples = 5 } = {}) {
   const out = contenders.map(() => []);
   for (let round = 0; round < warmup + samples; round++) {
-    for (const c of rotation(contenders.length, round)) {
+    for (const c of alternating(contenders.length, round)) {
       const { setup, run } = contenders[c];
       if (setup) await setup();
       const t0 = now();

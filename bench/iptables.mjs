@@ -1,6 +1,6 @@
 // Scenario 5: apply N rules with podnet vs one iptables-restore run vs one iptables process per rule, per backend.
 import { Iptables, RuleSet, runInNetns } from '../dist/index.js';
-import { rotation, sample } from './harness.mjs';
+import { alternating, sample } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { run } from './proc.mjs';
 
@@ -47,14 +47,14 @@ export async function iptablesScenarios(res, cfg) {
       await ipt.apply(rules); // warm-up: learns canonical forms, version probe
       await run(restoreArgv, { input: text });
       await restoreSetns();
-      // In rotation: the raw restore runs under `ip netns exec`, which leaves the VM slower for a few
-      // hundred ms after it; always sampling apply right after it put that on apply alone.
+      // In alternating order, with the `ip netns exec` contender in the middle: it leaves the VM slower for a few
+      // hundred ms after it, and the contenders on either side then follow it equally often.
       const contenders = [
         async () => apply.push(...(await sample(() => ipt.apply(rules), { warmup: 0, samples: 1, setup: empty }))),
         async () => raw.push(...(await sample(() => run(restoreArgv, { input: text }), { warmup: 0, samples: 1, setup: empty }))),
         async () => rawSetns.push(...(await sample(restoreSetns, { warmup: 0, samples: 1, setup: empty }))),
       ];
-      for (let i = 0; i < cfg.ruleSamples; i++) for (const c of rotation(contenders.length, i)) await contenders[c]();
+      for (let i = 0; i < cfg.ruleSamples; i++) for (const c of alternating(contenders.length, i)) await contenders[c]();
       const perRule = await sample(
         async () => {
           for (let i = 0; i < cfg.perRuleRules; i++) {
