@@ -538,8 +538,9 @@ export class Ipset implements Disposable {
   }
 
   #adtSync(command: number, label: string, name: string, entry: IpsetEntry, excl: boolean): void {
-    checkSetName(name);
-    const shape = this.#shapeSync(name, label);
+    // A name with a known shape was checked when it was learned: a name over 10 characters costs its check a
+    // UTF-8 byte count, a call into C++, which a hot loop of single adds would pay on every call.
+    const shape = this.#shapes.get(name) ?? this.#shapeSync(checkSetName(name), label);
     const writer = this.#syncWriter;
     writer.reset();
     writer.push(checkEntry(entry, shape, 'entry', this.#fields));
