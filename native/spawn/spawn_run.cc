@@ -132,8 +132,10 @@ ErrorInfo RunToEnd(const SpawnRequest& request, SpawnResult* result) {
   // 5.3) the loop polls in short slices and checks with WNOHANG.
   Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
 
-  // What goes to stdin: the request's bytes, or a feed's as they come.
-  std::string input = request.stdinFeed ? std::string() : request.stdinData;
+  // What goes to stdin: the request's bytes, or a feed's, gathered in fed as
+  // they come. The request's are not copied (an ipset restore sends megabytes).
+  std::string fed;
+  const std::string& input = request.stdinFeed ? fed : request.stdinData;
   bool inputComplete = !request.stdinFeed;
   size_t written = 0;
   int status = 0;
@@ -179,7 +181,7 @@ ErrorInfo RunToEnd(const SpawnRequest& request, SpawnResult* result) {
       return SystemError(errno, "poll").With("path", path);
     }
 
-    if (feedIdx >= 0 && fds[feedIdx].revents != 0) inputComplete = request.stdinFeed->Take(&input);
+    if (feedIdx >= 0 && fds[feedIdx].revents != 0) inputComplete = request.stdinFeed->Take(&fed);
     if (inIdx >= 0 && (fds[inIdx].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
       ssize_t n = write(in.get(), input.data() + written, input.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
