@@ -1,6 +1,6 @@
 // Scenario 5: apply N rules with podnet vs one iptables-restore run vs one iptables process per rule, per backend.
 import { Iptables, RuleSet, runInNetns } from '../dist/index.js';
-import { alternating, sample } from './harness.mjs';
+import { interleaved, sample } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { run } from './proc.mjs';
 
@@ -22,39 +22,33 @@ export async function iptablesScenarios(res, cfg) {
       const prog = backend === 'nft' ? 'iptables-nft' : 'iptables-legacy';
       const lock = backend === 'legacy' ? ['--wait=5'] : [];
       const restoreArgv = ['ip', 'netns', 'exec', ns.name, `${prog}-restore`, '--noflush', ...lock];
+      // A restore started by podnet's launcher (setns in a vfork child), not `ip netns exec`.
+      const restoreIn = async (input) => {
+        const r = await runInNetns(ns.path, [`${prog}-restore`, '--noflush', ...lock], { stdin: input, timeoutMs: 60_000 });
+        if (r.exitCode !== 0) throw new Error(`${prog}-restore failed: ${r.stderr.trim()}`);
+      };
       // The chain, flushed, before every sample. Not through `ip netns exec`: that is the raw contender's launcher,
       // and what it leaves behind (the VM slower for a few hundred ms after its mount namespace goes) would land on
       // every sample, most on the one with the most processes and syscalls.
-      const empty = async () => {
-        const r = await runInNetns(ns.path, [`${prog}-restore`, '--noflush', ...lock], { stdin: `*filter\n:${CHAIN} - [0:0]\nCOMMIT\n`, timeoutMs: 60_000 });
-        if (r.exitCode !== 0) throw new Error(`emptying ${CHAIN} failed: ${r.stderr.trim()}`);
-      };
+      const empty = () => restoreIn(`*filter\n:${CHAIN} - [0:0]\nCOMMIT\n`);
 
-      // Interleaved so drift in machine load hits every contender alike. On this VM a run's time is at times
-      // bimodal (nft: ~25 or ~33 ms, for podnet and the raw restore alike): with 15 rounds a median could fall in
-      // either mode for either contender (1.21x in one full run, 0.98-1.04x in the runs around it), so the full
-      // run takes 31.
-      const apply = [];
-      const raw = [];
-      const rawSetns = [];
+      // Interleaved so drift in machine load hits every contender alike, in alternating order with the `ip netns
+      // exec` contender in the middle: it leaves the VM slower for a few hundred ms after it, and the contenders on
+      // either side then follow it equally often. On this VM a run's time is at times bimodal (nft: ~25 or ~33 ms,
+      // for podnet and the raw restore alike): with 15 rounds a median could fall in either mode for either
+      // contender (1.21x in one full run, 0.98-1.04x in the runs around it), so the full run takes 31.
       // The issue's contender runs under `ip netns exec`, which costs it a few ms of mount namespace work that
       // podnet's launcher does not do; the same restore started by podnet's launcher is reported beside it, so
-      // that what apply costs over a bare restore can be read off too (not a target).
-      const restoreSetns = async () => {
-        const r = await runInNetns(ns.path, [`${prog}-restore`, '--noflush', ...lock], { stdin: text, timeoutMs: 60_000 });
-        if (r.exitCode !== 0) throw new Error(`restore failed: ${r.stderr.trim()}`);
-      };
-      await ipt.apply(rules); // warm-up: learns canonical forms, version probe
-      await run(restoreArgv, { input: text });
-      await restoreSetns();
-      // In alternating order, with the `ip netns exec` contender in the middle: it leaves the VM slower for a few
-      // hundred ms after it, and the contenders on either side then follow it equally often.
-      const contenders = [
-        async () => apply.push(...(await sample(() => ipt.apply(rules), { warmup: 0, samples: 1, setup: empty }))),
-        async () => raw.push(...(await sample(() => run(restoreArgv, { input: text }), { warmup: 0, samples: 1, setup: empty }))),
-        async () => rawSetns.push(...(await sample(restoreSetns, { warmup: 0, samples: 1, setup: empty }))),
-      ];
-      for (let i = 0; i < cfg.ruleSamples; i++) for (const c of alternating(contenders.length, i)) await contenders[c]();
+      // that what apply costs over a bare restore can be read off too (not a target). The warm-up round also lets
+      // apply learn its canonical forms and probe the version.
+      const [apply, raw, rawSetns] = await interleaved(
+        [
+          { setup: empty, run: () => ipt.apply(rules) },
+          { setup: empty, run: () => run(restoreArgv, { input: text }) },
+          { setup: empty, run: () => restoreIn(text) },
+        ],
+        { warmup: 1, samples: cfg.ruleSamples },
+      );
       const perRule = await sample(
         async () => {
           for (let i = 0; i < cfg.perRuleRules; i++) {

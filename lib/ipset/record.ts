@@ -116,7 +116,6 @@ export class RecordWriter {
   bytes(): Buffer {
     return this.#buf.subarray(0, this.#pos);
   }
-
 }
 
 /** decodeRecords turns a records buffer from a dump into entries. */
