@@ -51,15 +51,15 @@ export async function sample(fn, { warmup = 1, samples = 5, setup, teardown } = 
  * follow it equally often (a rotation, A B C, B C A, C A B, put C after B twice as often as A: it made addMany look
  * 20% faster against the C reference, which it followed twice as often after `ipset restore`).
  */
-export function alternating(n, round) {
+function alternating(n, round) {
   const order = Array.from({ length: n }, (_, i) => i);
   return round % 2 === 0 ? order : order.reverse();
 }
 
 /**
  * interleaved samples several contenders round-robin: warm-up rounds, then `samples` rounds of one sample each,
- * in alternating order. Each contender is { setup?, run }; run's time is measured here unless it returns a number
- * (ms by its own clock, e.g. the C reference's). On this shared VM the load drifts within seconds: taking every
+ * in alternating order. Each contender is { setup?, run }; run's time is measured here (ms) unless it returns a
+ * number, its own measure (by its own clock, e.g. the C reference's, in the scenario's unit). On this shared VM the load drifts within seconds: taking every
  * contender's samples in one block let a slow phase land on one of them; round-robin spreads it over all alike.
  */
 export async function interleaved(contenders, { warmup = 1, samples = 5 } = {}) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { Ipset, runInNetns } from '../dist/index.js';
-import { BENCH_DIR, alternating, interleaved } from './harness.mjs';
+import { BENCH_DIR, interleaved } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { run } from './proc.mjs';
 
@@ -85,31 +85,32 @@ export async function ipsetScenarios(res, cfg, cBin) {
       const data = entries(k);
       // Each round times a block of k adds and takes the mean per add, for podnet as for the C reference (its own
       // clock around its own loop): a clock read around every single add would cost podnet more than it costs C.
-      const sync = [];
-      const asyncOps = [];
+      // Each timed block starts on a fresh set after settle(), in alternating order round by round; each returns
+      // its mean per add in us (interleaved() takes a returned number as the sample).
+      const startBlock = () => fresh(ipset, 'b1').then(settle);
+      const [sync, asyncOps, cMeans] = await interleaved(
+        [
+          {
+            setup: startBlock,
+            run: async () => {
+              const t0 = process.hrtime.bigint();
+              for (let i = 0; i < k; i++) ipset.addSync('b1', data[i]);
+              return Number(process.hrtime.bigint() - t0) / 1e3 / k;
+            },
+          },
+          {
+            setup: startBlock,
+            run: async () => {
+              const t0 = process.hrtime.bigint();
+              for (let i = 0; i < k; i++) await ipset.add('b1', data[i]);
+              return Number(process.hrtime.bigint() - t0) / 1e3 / k;
+            },
+          },
+          { setup: startBlock, run: async () => (await rawC(cBin, ns, 'single', k, 'b1c')).usPerEntry },
+        ],
+        { warmup: 0, samples: rounds },
+      );
       const cli = [];
-      const cMeans = [];
-      // Each timed block starts on a fresh set after settle(), in alternating order round by round.
-      const blocks = [
-        async () => {
-          const t0 = process.hrtime.bigint();
-          for (let i = 0; i < k; i++) ipset.addSync('b1', data[i]);
-          sync.push(Number(process.hrtime.bigint() - t0) / 1e3 / k);
-        },
-        async () => {
-          const t0 = process.hrtime.bigint();
-          for (let i = 0; i < k; i++) await ipset.add('b1', data[i]);
-          asyncOps.push(Number(process.hrtime.bigint() - t0) / 1e3 / k);
-        },
-        async () => cMeans.push((await rawC(cBin, ns, 'single', k, 'b1c')).usPerEntry),
-      ];
-      for (let r = 0; r < rounds; r++) {
-        for (const b of alternating(blocks.length, r)) {
-          await fresh(ipset, 'b1');
-          await settle();
-          await blocks[b]();
-        }
-      }
       // The CLI's samples come after every round, not between them: each `ipset add` is an `ip netns exec`, whose
       // mount namespace teardown left the next block of single adds 40-60% slower (for podnet and C alike) for a
       // few hundred ms. Its target (>= 500x) does not need interleaving to be fair.
