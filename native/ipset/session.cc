@@ -40,9 +40,9 @@ size_t Session::BeginRequest(uint8_t cmd, uint16_t flags, uint32_t seq) {
 
 ErrorInfo Session::AckedRequest(const char* command, const std::string& set, int* kernelError) {
   uint32_t seq;
-  memcpy(&seq, w_.bytes().data() + 8, 4);
+  memcpy(&seq, w_.data() + 8, 4);
   *kernelError = 0;
-  return engine_.Exchange(w_.bytes(), seq, 1, [&](const nl::Ack& ack) { *kernelError = ack.error; });
+  return engine_.Exchange(w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { *kernelError = ack.error; });
 }
 
 ErrorInfo Session::Protocol(uint8_t* version) {
@@ -52,7 +52,7 @@ ErrorInfo Session::Protocol(uint8_t* version) {
   int kerr = 0;
   *version = 0;
   ErrorInfo err = engine_.Exchange(
-      w_.bytes(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
+      w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
       [&](const uint8_t* payload, size_t len) -> ErrorInfo {
         nl::Attr tb[IPSET_ATTR_CMD_MAX + 1];
         if (len < 4 || !nl::ParseAttrs(payload + 4, len - 4, tb, IPSET_ATTR_CMD_MAX)) return Malformed("PROTOCOL");
@@ -74,7 +74,7 @@ ErrorInfo Session::TypeRevision(const std::string& typeName, uint8_t family, uin
   int kerr = 0;
   bool got = false;
   ErrorInfo err = engine_.Exchange(
-      w_.bytes(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
+      w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
       [&](const uint8_t* payload, size_t len) -> ErrorInfo {
         nl::Attr tb[IPSET_ATTR_CMD_MAX + 1];
         if (len < 4 || !nl::ParseAttrs(payload + 4, len - 4, tb, IPSET_ATTR_CMD_MAX)) return Malformed("TYPE");
@@ -95,7 +95,7 @@ ErrorInfo Session::Create(const CreateSpec& spec) {
   ErrorInfo err = TypeRevision(spec.typeName, spec.family, &maxRev, &minRev);
   if (err.failed()) {
     // A type unknown to the kernel: report it as the create that failed.
-    if (err.kind == "ipset") return KernelError(err.err, "create", spec.name).With("settype", spec.typeName);
+    if (strcmp(err.kind, "ipset") == 0) return KernelError(err.err, "create", spec.name).With("settype", spec.typeName);
     return err;
   }
   w_.Clear();
@@ -219,7 +219,7 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
 
     int kerr = 0;
     uint32_t lineno = 0;
-    ErrorInfo err = engine_.Exchange(w_.bytes(), seq, 1, [&](const nl::Ack& ack) {
+    ErrorInfo err = engine_.Exchange(w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) {
       kerr = ack.error;
       if (kerr != 0) lineno = EchoedLineno(ack.echo, ack.echoLen);
     });
@@ -309,7 +309,7 @@ ErrorInfo Session::List(const std::string& name, uint32_t listFlags, ListResult*
   if (listFlags != 0) w_.PutBe32(IPSET_ATTR_FLAGS, listFlags);
   w_.EndMessage(off);
   int kerr = 0;
-  ErrorInfo err = engine_.Dump(w_.bytes(), seq, &kerr, [&](const uint8_t* p, size_t n) { return DumpMessage(p, n, out); });
+  ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, [&](const uint8_t* p, size_t n) { return DumpMessage(p, n, out); });
   if (err.failed()) return err.With("set", name);
   if (kerr != 0) return KernelError(kerr, "list", name);
   return ErrorInfo{};
@@ -323,7 +323,7 @@ ErrorInfo Session::StartEntries(const std::string& name) {
   size_t off = BeginRequest(IPSET_CMD_LIST, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP, cursorSeq_);
   w_.PutString(IPSET_ATTR_SETNAME, name);
   w_.EndMessage(off);
-  ErrorInfo err = engine_.StartDump(w_.bytes(), cursorSeq_);
+  ErrorInfo err = engine_.StartDump(w_.data(), w_.size(), cursorSeq_);
   return err.failed() ? err.With("set", name) : err;
 }
 

@@ -10,34 +10,40 @@ namespace podnet::nl {
 static_assert(sizeof(nlmsghdr) == 16, "nlmsghdr layout");
 static_assert(sizeof(nfgenmsg) == 4, "nfgenmsg layout");
 
+void Writer::Grow(size_t n) {
+  size_t want = len_ + n;
+  buf_.resize(want > 2 * buf_.size() ? want : 2 * buf_.size());
+}
+
 size_t Writer::BeginMessage(uint16_t type, uint16_t flags, uint32_t seq, uint8_t family) {
-  size_t offset = buf_.size();
-  buf_.resize(offset + sizeof(nlmsghdr) + sizeof(nfgenmsg), 0);
+  size_t offset = len_;
+  uint8_t* at = Append(sizeof(nlmsghdr) + sizeof(nfgenmsg));
   nlmsghdr hdr{};
   hdr.nlmsg_type = type;
   hdr.nlmsg_flags = flags;
   hdr.nlmsg_seq = seq;
-  memcpy(buf_.data() + offset, &hdr, sizeof hdr);
+  memcpy(at, &hdr, sizeof hdr);
   nfgenmsg gen{};
   gen.nfgen_family = family;
   gen.version = NFNETLINK_V0;
   gen.res_id = 0;
-  memcpy(buf_.data() + offset + sizeof hdr, &gen, sizeof gen);
+  memcpy(at + sizeof hdr, &gen, sizeof gen);
   return offset;
 }
 
 void Writer::EndMessage(size_t offset) {
-  uint32_t len = static_cast<uint32_t>(buf_.size() - offset);
+  uint32_t len = static_cast<uint32_t>(len_ - offset);
   memcpy(buf_.data() + offset, &len, sizeof len);
 }
 
 void Writer::Put(uint16_t type, const void* data, size_t len) {
-  size_t offset = buf_.size();
   uint16_t nla_len = static_cast<uint16_t>(kNlaHeader + len);
-  buf_.resize(offset + Align4(kNlaHeader + len), 0);
-  memcpy(buf_.data() + offset, &nla_len, 2);
-  memcpy(buf_.data() + offset + 2, &type, 2);
-  if (len > 0) memcpy(buf_.data() + offset + kNlaHeader, data, len);
+  size_t total = Align4(kNlaHeader + len);
+  uint8_t* at = Append(total);
+  memcpy(at, &nla_len, 2);
+  memcpy(at + 2, &type, 2);
+  if (len > 0) memcpy(at + kNlaHeader, data, len);
+  memset(at + kNlaHeader + len, 0, total - kNlaHeader - len);
 }
 
 void Writer::PutBe32(uint16_t type, uint32_t v) {
@@ -48,13 +54,13 @@ void Writer::PutBe32(uint16_t type, uint32_t v) {
 void Writer::PutString(uint16_t type, const std::string& s) { Put(type, s.c_str(), s.size() + 1); }
 
 size_t Writer::BeginNest(uint16_t type) {
-  size_t offset = buf_.size();
+  size_t offset = len_;
   Put(type | kNlaNested, nullptr, 0);
   return offset;
 }
 
 bool Writer::EndNest(size_t offset) {
-  size_t len = buf_.size() - offset;
+  size_t len = len_ - offset;
   if (len > 0xffff) return false;
   uint16_t nla_len = static_cast<uint16_t>(len);
   memcpy(buf_.data() + offset, &nla_len, 2);

@@ -47,11 +47,11 @@ static ErrorInfo ReadError(const nlmsghdr& hdr, const uint8_t* msg, int* error, 
   return ErrorInfo{};
 }
 
-ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, uint32_t count,
+ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count,
                            const std::function<void(const Ack&)>& onAck, const MessageFn& onData) {
   if (dirty_) transport_->Drain();
   dirty_ = true;  // until every reply is in
-  ErrorInfo err = transport_->Send(bytes.data(), bytes.size());
+  ErrorInfo err = transport_->Send(bytes, len);
   if (err.failed()) return err;
   // Which requests have their reply. Most exchanges carry one request: a
   // word of bits needs no allocation on the single-add hot path.
@@ -95,10 +95,10 @@ ErrorInfo Engine::Exchange(const std::vector<uint8_t>& bytes, uint32_t first, ui
   return ErrorInfo{};
 }
 
-ErrorInfo Engine::StartDump(const std::vector<uint8_t>& bytes, uint32_t seq) {
+ErrorInfo Engine::StartDump(const uint8_t* bytes, size_t len, uint32_t seq) {
   if (dirty_) transport_->Drain();
   dirty_ = true;  // until NLMSG_DONE
-  return transport_->Send(bytes.data(), bytes.size());
+  return transport_->Send(bytes, len);
 }
 
 ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, const MessageFn& onMessage) {
@@ -143,8 +143,8 @@ ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, co
   }
 }
 
-ErrorInfo Engine::Dump(const std::vector<uint8_t>& bytes, uint32_t seq, int* replyError, const MessageFn& onMessage) {
-  ErrorInfo err = StartDump(bytes, seq);
+ErrorInfo Engine::Dump(const uint8_t* bytes, size_t len, uint32_t seq, int* replyError, const MessageFn& onMessage) {
+  ErrorInfo err = StartDump(bytes, len, seq);
   if (err.failed()) return err;
   bool done = false;
   while (!done) {

@@ -40,17 +40,17 @@ class Engine {
   // Replies that are not ACKs (TYPE and PROTOCOL answer with a message before
   // their ACK) go to onData when given.
   using MessageFn = std::function<ErrorInfo(const uint8_t* payload, size_t len)>;
-  ErrorInfo Exchange(const std::vector<uint8_t>& bytes, uint32_t first, uint32_t count,
+  ErrorInfo Exchange(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count,
                      const std::function<void(const Ack&)>& onAck, const MessageFn& onData = nullptr);
 
   // Sends one dump request and calls onMessage for each multipart message
   // until NLMSG_DONE. An NLMSG_ERROR (missing set, ...) ends it with that error
   // in *replyError (0 when the dump completed).
-  ErrorInfo Dump(const std::vector<uint8_t>& bytes, uint32_t seq, int* replyError, const MessageFn& onMessage);
+  ErrorInfo Dump(const uint8_t* bytes, size_t len, uint32_t seq, int* replyError, const MessageFn& onMessage);
 
   // Cursor-style dumps: StartDump sends, NextDumpDatagram reads one datagram
   // and feeds its messages; *done turns true at NLMSG_DONE or error.
-  ErrorInfo StartDump(const std::vector<uint8_t>& bytes, uint32_t seq);
+  ErrorInfo StartDump(const uint8_t* bytes, size_t len, uint32_t seq);
   ErrorInfo NextDumpDatagram(uint32_t seq, int* replyError, bool* done, const MessageFn& onMessage);
 
  private:

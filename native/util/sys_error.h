@@ -14,8 +14,10 @@ namespace podnet {
 
 struct ErrorInfo {
   // "system" for plain errno failures; other kinds ("ipset", ...) are chosen
-  // by the layer that reports them and map to their own JS classes.
-  std::string kind = "system";
+  // by the layer that reports them and map to their own JS classes. A static
+  // string, not a std::string: every call on the single-add path makes and
+  // drops several successful ErrorInfos, and each copied "system" into one.
+  const char* kind = "system";
   int err = 0;  // positive errno (or a protocol specific positive code)
   std::string code;     // overrides the errno name when set
   std::string syscall;
