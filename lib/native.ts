@@ -67,9 +67,17 @@ export interface RawEntriesChunk {
 
 type MaybeSync<T, S extends boolean> = S extends true ? T : Promise<T>;
 
-/** An opaque native reference to an ipset handle's session. */
-export interface RawSyncRef {
-  readonly __brand: 'RawSyncRef';
+/** Where each field of a sync channel's frame lives (native/ipset/sync_channel.h). */
+export interface RawSyncFrameLayout {
+  result: number;
+  command: number;
+  flags: number;
+  nameLength: number;
+  name: number;
+  record: number;
+  bytes: number;
+  /** The flags bit for NLM_F_EXCL. */
+  excl: number;
 }
 
 /** One netlink session speaking ipset (native/ipset/ipset_binding.cc). */
@@ -79,8 +87,12 @@ export interface RawIpsetHandle {
   simple<S extends boolean>(cmd: number, name: string, name2: string, excl: boolean, sync: S): MaybeSync<void, S>;
   /** records are read in place (on a worker when async): do not write them until the call settles. */
   adt<S extends boolean>(cmd: number, name: string, records: Uint8Array, excl: boolean, sync: S): MaybeSync<RawAdtResult, S>;
-  /** The handle's reference for ipsetAdtSync; close() reaches it too. */
-  syncRef(): RawSyncRef;
+  /**
+   * syncChannel(frame) returns a function of no arguments that sends the ADD or DEL written in frame (laid out as
+   * ipsetSyncFrame, at least its `bytes` long) and writes the entry's kernel error, or 0, at its `result`. It
+   * throws for a closed handle, a malformed frame or a system error. close() reaches it too.
+   */
+  syncChannel(frame: Uint8Array): () => void;
   test<S extends boolean>(name: string, record: Uint8Array, sync: S): MaybeSync<boolean, S>;
   list<S extends boolean>(name: string, flags: number, sync: S): MaybeSync<RawListResult, S>;
   entries(name: string | null, maxRecords: number): Promise<RawEntriesChunk>;
@@ -112,14 +124,7 @@ export interface NativeBinding {
   netnsInodeInside(fd: number): Promise<number>;
   /** new IpsetHandle(netnsFd or -1, timeoutMs, exchange?) opens a socket in that netns, or talks to a JS peer. */
   IpsetHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawIpsetHandle;
-  /**
-   * Synchronous ADD/DEL on a handle's syncRef (the *Sync fast path): cmdAndFlags is the command plus
-   * ipsetAdtSyncExcl for NLM_F_EXCL; the records are the first `length` bytes of `records`. Returns 0, or the
-   * kernel error of the first failed entry.
-   */
-  ipsetAdtSync(ref: RawSyncRef, cmdAndFlags: number, name: string, records: Uint8Array, length: number): number;
-  /** The flag ipsetAdtSync takes next to the command for NLM_F_EXCL. */
-  ipsetAdtSyncExcl: number;
+  ipsetSyncFrame: RawSyncFrameLayout;
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
   /**
    * Forks, joins netnsFd's namespace (-1: stay), execs argv with exactly env ("NAME=value"), feeds stdin, collects

@@ -9,13 +9,14 @@
  * handful of kernel round trips.
  */
 import { IpsetError, PodnetError, withCallerStack } from '../errors.js';
-import { native, type RawIpsetHandle, type RawSetHeader, type RawSyncRef } from '../native.js';
+import { native, type RawIpsetHandle, type RawSetHeader } from '../native.js';
 import type { NetlinkPeer } from '../netlink/peer.js';
 import { Netns, type NetnsLike } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { checkEntry, newFields, type EntryFields, type SetShape } from './entry.js';
 import { ipsetError } from './error-map.js';
 import { RecordWriter, decodeRecords } from './record.js';
+import { SyncChannel } from './sync-channel.js';
 import type {
   IpsetBatchFailure,
   IpsetBatchResult,
@@ -49,8 +50,6 @@ const CLOCK_EVERY = 256;
  * tens (two thread wake-ups). Bigger batches, whose kernel work takes longer, always go to a worker.
  */
 const INLINE_BYTES = 8192;
-// ipsetAdtSync's flag for NLM_F_EXCL, next to the command in one number.
-const ADT_EXCL = native.ipsetAdtSyncExcl;
 /**
  * Inline requests also go only into sets of fewer entries than this (as far as this client knows): an add that
  * makes the kernel grow a hash set rehashes every entry inside that sendmsg(), measured at ~7 ms around 50k
@@ -192,8 +191,8 @@ function collectFailures(
 /** Ipset is a client for the kernel's ipset subsystem in one network namespace. */
 export class Ipset implements Disposable {
   #handle: RawIpsetHandle | undefined;
-  // The handle's reference for the *Sync fast path (native.ipsetAdtSync), which then skips unwrapping the handle.
-  readonly #syncRef: RawSyncRef;
+  /** addSync/delSync's path to the handle; it has its own record buffer (an async call may still read #writer's). */
+  readonly #sync: SyncChannel;
   readonly #netns: Netns | undefined;
   readonly #peer: NetlinkPeer | undefined;
   readonly #timeoutMs: number;
@@ -205,8 +204,6 @@ export class Ipset implements Disposable {
    * queue runs one operation at a time, so no async operation writes a buffer that is still being read.
    */
   readonly #writer = new RecordWriter(4096);
-  /** The *Sync calls' own writer: they may run while an async call still reads #writer's last buffer. */
-  readonly #syncWriter = new RecordWriter(512);
   /** Reused by every check on the JS thread (a check and its push never interleave with another). */
   readonly #fields = newFields();
   /**
@@ -221,7 +218,7 @@ export class Ipset implements Disposable {
 
   private constructor(handle: RawIpsetHandle, netns: Netns | undefined, peer: NetlinkPeer | undefined, timeoutMs: number) {
     this.#handle = handle;
-    this.#syncRef = handle.syncRef();
+    this.#sync = new SyncChannel(handle);
     this.#netns = netns;
     this.#peer = peer;
     this.#timeoutMs = timeoutMs;
@@ -541,11 +538,9 @@ export class Ipset implements Disposable {
     // A name with a known shape was checked when it was learned: a name over 10 characters costs its check a
     // UTF-8 byte count, a call into C++, which a hot loop of single adds would pay on every call.
     const shape = this.#shapes.get(name) ?? this.#shapeSync(checkSetName(name), label);
-    const writer = this.#syncWriter;
-    writer.reset();
-    writer.push(checkEntry(entry, shape, 'entry', this.#fields));
+    const fields = checkEntry(entry, shape, 'entry', this.#fields);
     this.#live();
-    const error = native.ipsetAdtSync(this.#syncRef, excl ? command | ADT_EXCL : command, name, writer.buffer, writer.byteLength);
+    const error = this.#sync.send(command, excl, name, fields);
     if (error !== 0) throw ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: this.#netns?.path });
   }
 

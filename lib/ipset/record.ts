@@ -40,9 +40,13 @@ export class RecordWriter {
   #pos = 0;
   count = 0;
 
-  constructor(initialBytes = 64 * 1024) {
+  readonly #fixed: boolean;
+
+  /** With `fixed`, records are written into that buffer only (a sync channel's frame); it never grows. */
+  constructor(initialBytes = 64 * 1024, fixed?: Buffer) {
     this.#initial = initialBytes;
-    this.#buf = Buffer.allocUnsafeSlow(initialBytes);
+    this.#fixed = fixed !== undefined;
+    this.#buf = fixed ?? Buffer.allocUnsafeSlow(initialBytes);
   }
 
   get byteLength(): number {
@@ -58,12 +62,16 @@ export class RecordWriter {
   reset(reserve = 0): void {
     this.#pos = 0;
     this.count = 0;
-    if (reserve > this.#buf.length) this.#buf = Buffer.allocUnsafeSlow(reserve);
+    if (reserve > this.#buf.length) {
+      if (this.#fixed) throw new RangeError('RecordWriter: a fixed buffer cannot grow');
+      this.#buf = Buffer.allocUnsafeSlow(reserve);
+    }
   }
 
   push(f: EntryFields): void {
     // Room for the longest comment first; the real length is known once written.
     if (this.#pos + HEADER + 264 > this.#buf.length) {
+      if (this.#fixed) throw new RangeError('RecordWriter: no room for a record in its fixed buffer');
       const bigger = Buffer.allocUnsafeSlow(Math.max(this.#initial, this.#buf.length * 2, this.#pos + HEADER + 264));
       this.#buf.copy(bigger, 0, 0, this.#pos);
       this.#buf = bigger;

@@ -1,6 +1,6 @@
 // JS surface of native/ipset: an IpsetHandle class owning one Session (one
-// netlink socket, or a JS peer) through a slot it shares with the externals
-// of syncRef() (ipsetAdtSync). Every operation is a baton that runs
+// netlink socket, or a JS peer) through a slot it shares with its sync
+// channels (sync_channel.h). Every operation is a baton that runs
 // synchronously (the *Sync API), inline on the JS thread (JS peers), or on a
 // libuv worker; records cross the boundary as one Buffer per call.
 #include "ipset/ipset_binding.h"
@@ -14,6 +14,8 @@
 
 #include "ipset/constants.h"
 #include "ipset/session.h"
+#include "ipset/session_slot.h"
+#include "ipset/sync_channel.h"
 #include "netlink/js_transport.h"
 #include "netlink/socket_transport.h"
 #include "util/promise_worker.h"
@@ -22,74 +24,6 @@ namespace podnet {
 
 using ipset::Session;
 using SessionPtr = std::shared_ptr<Session>;
-
-// Where a handle keeps its session: shared with the externals of syncRef(),
-// so that close() empties it for them too.
-struct SessionSlot {
-  SessionPtr session;
-};
-using SlotPtr = std::shared_ptr<SessionSlot>;
-
-// A copy, never a reference into the slot: a JS peer's exchange() runs inside
-// the operation and may close the handle, which empties the slot.
-static SessionPtr LiveSession(Napi::Env env, const SessionSlot& slot) {
-  if (!slot.session) {
-    ErrorInfo err = SystemError(EBADF, "ipset");
-    err.code = "ERR_IPSET_CLOSED";
-    err.message = "ipset handle is closed";
-    ThrowError(env, err);
-  }
-  return slot.session;
-}
-
-// The flag ipsetAdtSync takes next to the command for NLM_F_EXCL (exported as
-// ipsetAdtSyncExcl).
-constexpr uint32_t kAdtSyncExcl = 0x100;
-
-// ipsetAdtSync(ref, cmdAndFlags, name, buffer, length) -> 0, or the error of
-// the first failed entry: the *Sync single-entry fast path. cmdAndFlags is the
-// command, plus kAdtSyncExcl for NLM_F_EXCL. A module function on an External,
-// not a method: a method unwraps its handle on every call (a property lookup),
-// about as costly as the rest of the N-API crossing of a single add. The
-// records are read in place (the JS thread is blocked anyway); no result
-// object is built.
-static Napi::Value AdtSyncOn(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  // The External is only ever made by syncRef() (lib/ipset/client.ts keeps it
-  // private); nothing checks its type beyond being an External.
-  SessionPtr session = LiveSession(env, **info[0].As<Napi::External<SlotPtr>>().Data());
-  uint32_t cmdAndFlags = info[1].As<Napi::Number>().Uint32Value();
-  bool excl = (cmdAndFlags & kAdtSyncExcl) != 0;
-  // One conversion into a stack buffer; a set name is at most 31 bytes, which
-  // the JS side checked. A longer one is refused here, never truncated: the
-  // conversion copies whole characters only, so the buffer has room for one
-  // 4-byte character past the limit and any longer name reads as > 31 bytes.
-  char nameBuf[ipset::kMaxNameLen + 5];
-  size_t nameLen = 0;
-  napi_status status = napi_get_value_string_utf8(env, info[2], nameBuf, sizeof nameBuf, &nameLen);
-  if (status != napi_ok || nameLen > ipset::kMaxNameLen) {
-    ErrorInfo err = SystemError(EINVAL, "encode");
-    err.message = "set name is not a string of at most 31 bytes";
-    ThrowError(env, err);
-  }
-  Napi::Uint8Array records = info[3].As<Napi::Uint8Array>();
-  size_t length = info[4].As<Napi::Number>().Uint32Value();
-  if (length > records.ByteLength()) {
-    ErrorInfo err = SystemError(EINVAL, "encode");
-    err.message = "record length past the end of its buffer";
-    ThrowError(env, err);
-  }
-  uint32_t applied = 0;
-  std::vector<ipset::EntryFailure> failures;
-  ErrorInfo err;
-  {
-    std::lock_guard<std::mutex> lock(session->mutex());
-    err = session->Adt(static_cast<uint8_t>(cmdAndFlags & 0xff), std::string(nameBuf, nameLen), records.Data(), length,
-                       excl, &applied, &failures);
-  }
-  if (err.failed()) ThrowError(env, err);
-  return Napi::Number::New(env, failures.empty() ? 0 : failures.front().error);
-}
 
 struct BatonBase {
   SessionPtr session;
@@ -148,7 +82,8 @@ static Napi::Buffer<uint8_t> CopyBytes(Napi::Env env, const std::vector<uint8_t>
 struct ProtocolBaton : BatonBase {
   uint8_t version = 0;
   void Execute() {
-    std::lock_guard<std::mutex> lock(session->mutex());
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
     error = session->Protocol(&version);
   }
   Napi::Value Result(Napi::Env env) { return Napi::Number::New(env, version); }
@@ -157,7 +92,8 @@ struct ProtocolBaton : BatonBase {
 struct CreateBaton : BatonBase {
   ipset::CreateSpec spec;
   void Execute() {
-    std::lock_guard<std::mutex> lock(session->mutex());
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
     error = session->Create(spec);
   }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
@@ -168,7 +104,8 @@ struct SimpleBaton : BatonBase {
   std::string name, name2;
   bool excl = true;
   void Execute() {
-    std::lock_guard<std::mutex> lock(session->mutex());
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
     error = session->Simple(cmd, name, name2, excl);
   }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
@@ -188,7 +125,8 @@ struct AdtBaton : BatonBase {
   uint32_t applied = 0;
   std::vector<ipset::EntryFailure> failures;
   void Execute() {
-    std::lock_guard<std::mutex> lock(session->mutex());
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
     error = session->Adt(cmd, name, records, recordsLen, excl, &applied, &failures);
   }
   Napi::Value Result(Napi::Env env) {
@@ -209,7 +147,8 @@ struct TestBaton : BatonBase {
   ipset::Record entry;
   bool member = false;
   void Execute() {
-    std::lock_guard<std::mutex> lock(session->mutex());
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
     error = session->Test(name, entry, &member);
   }
   Napi::Value Result(Napi::Env env) { return Napi::Boolean::New(env, member); }
@@ -220,7 +159,8 @@ struct ListBaton : BatonBase {
   uint32_t flags = 0;
   ipset::ListResult result;
   void Execute() {
-    std::lock_guard<std::mutex> lock(session->mutex());
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
     error = session->List(name, flags, &result);
   }
   Napi::Value Result(Napi::Env env) {
@@ -241,7 +181,8 @@ struct EntriesBaton : BatonBase {
   ipset::ListResult result;
   bool done = false;
   void Execute() {
-    std::lock_guard<std::mutex> lock(session->mutex());
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
     if (start) {
       error = session->StartEntries(name);
       if (error.failed()) return;
@@ -267,7 +208,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
                            InstanceMethod<&IpsetHandle::Create>("create"),
                            InstanceMethod<&IpsetHandle::Simple>("simple"),
                            InstanceMethod<&IpsetHandle::Adt>("adt"),
-                           InstanceMethod<&IpsetHandle::SyncRef>("syncRef"),
+                           InstanceMethod<&IpsetHandle::SyncChannel>("syncChannel"),
                            InstanceMethod<&IpsetHandle::Test>("test"),
                            InstanceMethod<&IpsetHandle::List>("list"),
                            InstanceMethod<&IpsetHandle::Entries>("entries"),
@@ -350,10 +291,10 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
   }
 
-  // syncRef() -> an External for ipsetAdtSync, which reaches this handle's
-  // session through it without unwrapping the handle.
-  Napi::Value SyncRef(const Napi::CallbackInfo& info) {
-    return Napi::External<SlotPtr>::New(info.Env(), new SlotPtr(slot_), [](Napi::Env, SlotPtr* p) { delete p; });
+  // syncChannel(frame) -> the function that sends the ADD or DEL its frame
+  // holds (sync_channel.h).
+  Napi::Value SyncChannel(const Napi::CallbackInfo& info) {
+    return NewSyncChannel(info.Env(), slot_, info[0].As<Napi::Uint8Array>());
   }
 
   // test(name, record, sync)
@@ -394,7 +335,9 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
 
   Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
     SessionPtr s = Live(info.Env());
-    std::lock_guard<std::mutex> lock(s->mutex());
+    std::unique_lock<std::mutex> lock;
+    ErrorInfo err = s->Lock(&lock);
+    if (err.failed()) ThrowError(info.Env(), err);
     s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
     return info.Env().Undefined();
   }
@@ -410,7 +353,6 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
 
 void RegisterIpset(Napi::Env env, Napi::Object exports) {
   exports.Set("IpsetHandle", IpsetHandle::Define(env));
-  exports.Set("ipsetAdtSync", Napi::Function::New<AdtSyncOn>(env, "ipsetAdtSync"));
   Napi::Object cmds = Napi::Object::New(env);
   cmds.Set("destroy", static_cast<uint32_t>(ipset::IPSET_CMD_DESTROY));
   cmds.Set("flush", static_cast<uint32_t>(ipset::IPSET_CMD_FLUSH));
@@ -419,7 +361,7 @@ void RegisterIpset(Napi::Env env, Napi::Object exports) {
   cmds.Set("add", static_cast<uint32_t>(ipset::IPSET_CMD_ADD));
   cmds.Set("del", static_cast<uint32_t>(ipset::IPSET_CMD_DEL));
   exports.Set("ipsetCommands", cmds);
-  exports.Set("ipsetAdtSyncExcl", kAdtSyncExcl);
+  ExportSyncFrame(env, exports);
 }
 
 }  // namespace podnet

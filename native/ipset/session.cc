@@ -45,6 +45,19 @@ ErrorInfo Session::AckedRequest(const char* command, const std::string& set, int
   return engine_.Exchange(w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { *kernelError = ack.error; });
 }
 
+ErrorInfo Session::Lock(std::unique_lock<std::mutex>* lock) {
+  *lock = std::unique_lock<std::mutex>(mu_, std::try_to_lock);
+  if (lock->owns_lock()) return ErrorInfo{};
+  if (engine_.transport().NeedsJsThread()) {
+    ErrorInfo err = SystemError(EDEADLK, "ipset");
+    err.code = "ERR_IPSET_REENTERED";
+    err.message = "ipset client called from inside its own netlink peer's exchange()";
+    return err;
+  }
+  lock->lock();
+  return ErrorInfo{};
+}
+
 ErrorInfo Session::Protocol(uint8_t* version) {
   w_.Clear();
   uint32_t seq = engine_.ReserveSeq(1);

@@ -61,7 +61,13 @@ class Session {
   explicit Session(std::unique_ptr<nl::Transport> transport, int timeoutMs)
       : engine_(std::move(transport), timeoutMs) {}
 
-  std::mutex& mutex() { return mu_; }
+  // Lock takes the session for one operation (workers and the JS thread
+  // share it). A JS peer's exchange() runs on the JS thread inside an
+  // operation, and every operation of a peer's session runs there too: when
+  // the lock is held then, it is held by the caller's own thread, re-entering
+  // from its peer, and waiting would never end. That is refused
+  // (ERR_IPSET_REENTERED) and changes nothing.
+  ErrorInfo Lock(std::unique_lock<std::mutex>* lock);
   nl::Engine& engine() { return engine_; }
 
   ErrorInfo Protocol(uint8_t* version);

@@ -4,8 +4,9 @@ import { Ipset, PodnetError } from '../../lib/index.js';
 import { native } from '../../lib/native.js';
 import { FakeNetlink } from '../../lib/testing/index.js';
 
-// A closed client, and the native *Sync fast path that reaches a handle's session without unwrapping the handle:
-// close() must reach it too, and what it cannot encode it refuses before sending anything.
+// A closed client, and the native *Sync fast path (a function bound to a frame, reaching the handle's session
+// without unwrapping the handle): close() must reach it too, re-entry must not mix up two calls' requests or
+// results, and what it cannot encode it refuses before sending anything.
 describe('a closed ipset client', () => {
   it('refuses every operation with ERR_IPSET_CLOSED and sends nothing', async () => {
     const fake = new FakeNetlink();
@@ -49,41 +50,93 @@ describe('a client closed from inside its own sync add', () => {
   });
 });
 
-describe('native ipsetAdtSync', () => {
-  // No record is needed: every call here must fail before its records are read.
-  const none = new Uint8Array(0);
+describe('a sync add re-entered from inside its own exchange', () => {
+  // A peer runs on the JS thread inside the operation. A sync call made there writes the frame the outer call was
+  // made from (another set, another entry, another command) and must then be refused, not wait forever on the
+  // session its own thread holds; the outer call must still send what it was called with and report its own result.
+  it('refuses the nested call with ERR_IPSET_REENTERED; the outer call is untouched by it', async () => {
+    const fake = new FakeNetlink();
+    let nested: (() => void) | undefined;
+    const nestedErrors: unknown[] = [];
+    const peer = {
+      exchange(request: Uint8Array): Uint8Array[] {
+        const run = nested;
+        nested = undefined;
+        if (run) {
+          try {
+            run();
+          } catch (err) {
+            nestedErrors.push(err);
+          }
+        }
+        return fake.exchange(request);
+      },
+    };
+    const ipset = await Ipset.open({ netlink: peer });
+    await ipset.create('outer', { type: 'hash:ip', comment: true });
+    await ipset.create('inner-set', { type: 'hash:ip' });
+    ipset.addSync('inner-set', { ip: '10.9.9.9' });
+    nested = () => ipset.delSync('inner-set', { ip: '10.9.9.9' });
+    ipset.addSync('outer', { ip: '10.0.0.1', comment: 'mine' });
+    nested = () => ipset.addSync('inner-set', { ip: '10.8.8.8' });
+    expect(() => ipset.addSync('outer', { ip: '10.0.0.1', comment: 'again' })).toThrow(
+      expect.objectContaining({ code: 'IPSET_ERR_EXIST', set: 'outer' }),
+    );
+    expect(nestedErrors).toEqual([
+      expect.objectContaining({ code: 'ERR_IPSET_REENTERED', errno: -35, syscall: 'ipset' }),
+      expect.objectContaining({ code: 'ERR_IPSET_REENTERED' }),
+    ]);
+    const sets = fake.dump().sets;
+    expect(sets.find((set) => set.name === 'outer')?.entries).toEqual([{ ip: '10.0.0.1', comment: 'mine' }]);
+    expect(sets.find((set) => set.name === 'inner-set')?.entries).toEqual([{ ip: '10.9.9.9' }]);
+    // The session is free again once the outer call is done.
+    ipset.delSync('inner-set', { ip: '10.9.9.9' });
+    expect(fake.dump().sets.find((set) => set.name === 'inner-set')?.entries).toEqual([]);
+    ipset.close();
+  });
+});
 
-  it("fails on a closed handle's reference with ERR_IPSET_CLOSED, before any request", () => {
+describe('native sync channel', () => {
+  const frameLayout = native.ipsetSyncFrame;
+
+  /** A frame for an ADD of nothing yet: every call here must fail before its record is read. */
+  function frame(name: string): Buffer {
+    const f = Buffer.alloc(frameLayout.bytes);
+    f[frameLayout.command] = native.ipsetCommands.add;
+    f[frameLayout.nameLength] = f.write(name, frameLayout.name);
+    return f;
+  }
+
+  function channelOnFake() {
     const requests: Uint8Array[] = [];
     const fake = new FakeNetlink();
     const handle = new native.IpsetHandle(-1, 1000, (req) => (requests.push(req), fake.exchange(req)));
-    const ref = handle.syncRef();
+    return { handle, requests };
+  }
+
+  it("fails on a closed handle's channel with ERR_IPSET_CLOSED, before any request", () => {
+    const { handle, requests } = channelOnFake();
+    const send = handle.syncChannel(frame('c'));
     handle.close();
-    expect(() => native.ipsetAdtSync(ref, native.ipsetCommands.add, 'c', none, 0)).toThrow(
-      expect.objectContaining({ code: 'ERR_IPSET_CLOSED', syscall: 'ipset' }),
-    );
+    expect(() => send()).toThrow(expect.objectContaining({ code: 'ERR_IPSET_CLOSED', syscall: 'ipset' }));
     expect(requests).toEqual([]);
   });
 
-  it('refuses a set name over 31 bytes rather than truncating it, before any request', () => {
-    const requests: Uint8Array[] = [];
-    const fake = new FakeNetlink();
-    const handle = new native.IpsetHandle(-1, 1000, (req) => (requests.push(req), fake.exchange(req)));
+  it('refuses a malformed frame before any request: name length, record length, command', () => {
+    const { handle, requests } = channelOnFake();
     try {
-      const ref = handle.syncRef();
-      expect(() => native.ipsetAdtSync(ref, native.ipsetCommands.add, 'n'.repeat(32), none, 0)).toThrow(
-        expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }),
-      );
-      // Whole characters only are copied: a name that crosses the limit inside a multi-byte character must still
-      // read as too long, not as its first 31 bytes.
-      for (const long of ['a'.repeat(31) + 'é', 'a'.repeat(30) + '😀', 'é'.repeat(16)]) {
-        expect(() => native.ipsetAdtSync(ref, native.ipsetCommands.add, long, none, 0)).toThrow(
-          expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }),
-        );
+      for (const length of [0, 32, 255]) {
+        const f = frame('c');
+        f[frameLayout.nameLength] = length;
+        expect(() => handle.syncChannel(f)()).toThrow(expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }));
       }
-      expect(() => native.ipsetAdtSync(ref, native.ipsetCommands.add, 'c', none, 1)).toThrow(
-        expect.objectContaining({ code: 'EINVAL' }),
-      );
+      const longRecord = frame('c');
+      longRecord.writeUInt16LE(frameLayout.bytes - frameLayout.record + 8, frameLayout.record);
+      expect(() => handle.syncChannel(longRecord)()).toThrow(expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }));
+      const list = frame('c');
+      list[frameLayout.command] = native.ipsetCommands.flush;
+      expect(() => handle.syncChannel(list)()).toThrow(expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }));
+      expect(() => handle.syncChannel(Buffer.alloc(frameLayout.bytes - 1))).toThrow(expect.objectContaining({ code: 'EINVAL' }));
       expect(requests).toEqual([]);
     } finally {
       handle.close();
