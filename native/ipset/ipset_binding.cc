@@ -18,6 +18,7 @@
 #include "ipset/sync_channel.h"
 #include "netlink/js_transport.h"
 #include "netlink/socket_transport.h"
+#include "util/constants_object.h"
 #include "util/promise_worker.h"
 
 namespace podnet {
@@ -353,14 +354,10 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
 
 void RegisterIpset(Napi::Env env, Napi::Object exports) {
   exports.Set("IpsetHandle", IpsetHandle::Define(env));
-  Napi::Object cmds = Napi::Object::New(env);
-  cmds.Set("destroy", static_cast<uint32_t>(ipset::IPSET_CMD_DESTROY));
-  cmds.Set("flush", static_cast<uint32_t>(ipset::IPSET_CMD_FLUSH));
-  cmds.Set("rename", static_cast<uint32_t>(ipset::IPSET_CMD_RENAME));
-  cmds.Set("swap", static_cast<uint32_t>(ipset::IPSET_CMD_SWAP));
-  cmds.Set("add", static_cast<uint32_t>(ipset::IPSET_CMD_ADD));
-  cmds.Set("del", static_cast<uint32_t>(ipset::IPSET_CMD_DEL));
-  exports.Set("ipsetCommands", cmds);
+  exports.Set("ipsetCommands",
+              ConstantsObject(env, {{"destroy", ipset::IPSET_CMD_DESTROY}, {"flush", ipset::IPSET_CMD_FLUSH},
+                                    {"rename", ipset::IPSET_CMD_RENAME}, {"swap", ipset::IPSET_CMD_SWAP},
+                                    {"add", ipset::IPSET_CMD_ADD}, {"del", ipset::IPSET_CMD_DEL}}));
   ExportSyncFrame(env, exports);
 }
 

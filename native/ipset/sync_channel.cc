@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ipset/constants.h"
+#include "util/constants_object.h"
 #include "util/sys_error.h"
 
 namespace podnet {
@@ -83,16 +84,11 @@ Napi::Function NewSyncChannel(Napi::Env env, const SlotPtr& slot, Napi::Uint8Arr
 }
 
 void ExportSyncFrame(Napi::Env env, Napi::Object exports) {
-  Napi::Object layout = Napi::Object::New(env);
-  layout.Set("result", static_cast<uint32_t>(sync_frame::kResult));
-  layout.Set("command", static_cast<uint32_t>(sync_frame::kCommand));
-  layout.Set("flags", static_cast<uint32_t>(sync_frame::kFlags));
-  layout.Set("nameLength", static_cast<uint32_t>(sync_frame::kNameLength));
-  layout.Set("name", static_cast<uint32_t>(sync_frame::kName));
-  layout.Set("record", static_cast<uint32_t>(sync_frame::kRecord));
-  layout.Set("bytes", static_cast<uint32_t>(sync_frame::kBytes));
-  layout.Set("excl", static_cast<uint32_t>(sync_frame::kExcl));
-  exports.Set("ipsetSyncFrame", layout);
+  using namespace sync_frame;
+  exports.Set("ipsetSyncFrame",
+              ConstantsObject(env, {{"result", kResult}, {"command", kCommand}, {"flags", kFlags},
+                                    {"nameLength", kNameLength}, {"name", kName}, {"record", kRecord},
+                                    {"bytes", kBytes}, {"excl", kExcl}}));
 }
 
 }  // namespace podnet
