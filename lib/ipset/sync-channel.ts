@@ -40,8 +40,9 @@ export class SyncChannel {
     frame[FRAME.flags] = excl ? FRAME.excl : 0;
     this.#writer.reset();
     this.#writer.push(fields);
-    // The native side copies the frame before it runs: a JS peer that re-enters with a sync call of its own
-    // rewrites it, and the result read below is still this call's (written after the nested one's).
+    // A JS peer that re-enters with a sync call of its own rewrites the frame before that call is refused
+    // (ERR_IPSET_REENTERED); the native side has read this call's request by then (it copies the frame first),
+    // and only this call writes a result.
     this.#send();
     return this.#result[0]!;
   }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -46,7 +47,10 @@ Napi::Value Run(const Napi::CallbackInfo& info) {
   size_t nameLen = request[sync_frame::kNameLength];
   if (nameLen == 0 || nameLen > ipset::kMaxNameLen) Malformed(env, "set name is not 1 to 31 bytes");
   const uint8_t* record = request + sync_frame::kRecord;
-  size_t recordLen = record[0] | (record[1] << 8);
+  uint16_t recordLen;  // host order, as every record field
+  memcpy(&recordLen, record, sizeof recordLen);
+  // One whole record: with none, Adt would send nothing and report success.
+  if (recordLen < ipset::kRecordHeader) Malformed(env, "sync frame holds no record");
   if (recordLen > sync_frame::kBytes - sync_frame::kRecord) Malformed(env, "record length past the end of its frame");
   uint8_t cmd = request[sync_frame::kCommand];
   if (cmd != ipset::IPSET_CMD_ADD && cmd != ipset::IPSET_CMD_DEL) Malformed(env, "sync command is not ADD or DEL");
@@ -72,14 +76,11 @@ Napi::Value Run(const Napi::CallbackInfo& info) {
 }  // namespace
 
 Napi::Function NewSyncChannel(Napi::Env env, const SlotPtr& slot, Napi::Uint8Array frame) {
-  if (frame.ByteLength() < sync_frame::kBytes) {
-    ErrorInfo err = SystemError(EINVAL, "ipset");
-    err.message = "sync frame is smaller than ipsetSyncFrame.bytes";
-    ThrowError(env, err);
-  }
-  auto* channel = new SyncChannel{slot, Napi::Persistent(frame), frame.Data()};
-  Napi::Function fn = Napi::Function::New<Run>(env, "ipsetSync", channel);
-  fn.AddFinalizer([](Napi::Env, SyncChannel* c) { delete c; }, channel);
+  if (frame.ByteLength() < sync_frame::kBytes) Malformed(env, "sync frame is smaller than ipsetSyncFrame.bytes");
+  auto channel = std::make_unique<SyncChannel>(SyncChannel{slot, Napi::Persistent(frame), frame.Data()});
+  Napi::Function fn = Napi::Function::New<Run>(env, "ipsetSync", channel.get());
+  fn.AddFinalizer([](Napi::Env, SyncChannel* c) { delete c; }, channel.get());
+  channel.release();  // the finalizer owns it now
   return fn;
 }
 

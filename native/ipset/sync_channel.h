@@ -22,6 +22,10 @@ constexpr size_t kBytes = 40 + 320;  // room for a record with the longest comme
 constexpr uint8_t kExcl = 1;
 }  // namespace sync_frame
 
+// The frame's address is taken once, when the channel is made: the frame
+// must stay attached and keep its size while the function lives (the client
+// keeps it private, a Buffer.alloc'd one, and never hands it out).
+//
 // NewSyncChannel(slot, frame) -> a function of no arguments that sends the
 // ADD or DEL described in frame and writes its result there: the *Sync
 // single-entry fast path. Every argument of a call costs an N-API conversion,

@@ -22,7 +22,10 @@ class Transport {
   virtual ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) = 0;
   // Throws away whatever is queued (replies to requests that timed out).
   virtual void Drain() = 0;
-  // True when the transport must be driven from the JS thread.
+  // True when the transport must be driven from the JS thread. This is also
+  // the promise that a transport answering false never runs JS: a session
+  // relies on it to refuse re-entry from a JS peer (Session::Lock) and the
+  // sync channel to skip holding the session during a socket's call.
   virtual bool NeedsJsThread() const { return false; }
 };
 

@@ -1,3 +1,5 @@
+import { endianness } from 'node:os';
+
 import { describe, expect, it } from 'vitest';
 
 import { Ipset, PodnetError } from '../../lib/index.js';
@@ -98,12 +100,22 @@ describe('a sync add re-entered from inside its own exchange', () => {
 
 describe('native sync channel', () => {
   const frameLayout = native.ipsetSyncFrame;
+  const hostLE = endianness() === 'LE';
 
-  /** A frame for an ADD of nothing yet: every call here must fail before its record is read. */
+  /** Sets the record length in a frame (records are in host byte order). */
+  function setRecordLength(f: Buffer, length: number): void {
+    new DataView(f.buffer, f.byteOffset, f.length).setUint16(frameLayout.record, length, hostLE);
+  }
+
+  /**
+   * A frame for an ADD to set name whose record claims a header's length and is otherwise empty: each test breaks
+   * one thing, and every call here must be refused before that record is read.
+   */
   function frame(name: string): Buffer {
     const f = Buffer.alloc(frameLayout.bytes);
     f[frameLayout.command] = native.ipsetCommands.add;
     f[frameLayout.nameLength] = f.write(name, frameLayout.name);
+    setRecordLength(f, 48);
     return f;
   }
 
@@ -114,6 +126,8 @@ describe('native sync channel', () => {
     return { handle, requests };
   }
 
+  const refused = (message: RegExp) => expect.objectContaining({ code: 'EINVAL', syscall: 'encode', message: expect.stringMatching(message) });
+
   it("fails on a closed handle's channel with ERR_IPSET_CLOSED, before any request", () => {
     const { handle, requests } = channelOnFake();
     const send = handle.syncChannel(frame('c'));
@@ -122,21 +136,27 @@ describe('native sync channel', () => {
     expect(requests).toEqual([]);
   });
 
-  it('refuses a malformed frame before any request: name length, record length, command', () => {
+  it('refuses a malformed frame before any request: name length, record length, command, frame size', () => {
     const { handle, requests } = channelOnFake();
     try {
       for (const length of [0, 32, 255]) {
         const f = frame('c');
         f[frameLayout.nameLength] = length;
-        expect(() => handle.syncChannel(f)()).toThrow(expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }));
+        expect(() => handle.syncChannel(f)()).toThrow(refused(/set name/));
+      }
+      // No record (length 0, or shorter than a record's header): refused, not an add of nothing that succeeds.
+      for (const length of [0, 8, 47]) {
+        const f = frame('c');
+        setRecordLength(f, length);
+        expect(() => handle.syncChannel(f)()).toThrow(refused(/no record/));
       }
       const longRecord = frame('c');
-      longRecord.writeUInt16LE(frameLayout.bytes - frameLayout.record + 8, frameLayout.record);
-      expect(() => handle.syncChannel(longRecord)()).toThrow(expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }));
-      const list = frame('c');
-      list[frameLayout.command] = native.ipsetCommands.flush;
-      expect(() => handle.syncChannel(list)()).toThrow(expect.objectContaining({ code: 'EINVAL', syscall: 'encode' }));
-      expect(() => handle.syncChannel(Buffer.alloc(frameLayout.bytes - 1))).toThrow(expect.objectContaining({ code: 'EINVAL' }));
+      setRecordLength(longRecord, frameLayout.bytes - frameLayout.record + 8);
+      expect(() => handle.syncChannel(longRecord)()).toThrow(refused(/past the end/));
+      const flush = frame('c');
+      flush[frameLayout.command] = native.ipsetCommands.flush;
+      expect(() => handle.syncChannel(flush)()).toThrow(refused(/not ADD or DEL/));
+      expect(() => handle.syncChannel(Buffer.alloc(frameLayout.bytes - 1))).toThrow(refused(/smaller than/));
       expect(requests).toEqual([]);
     } finally {
       handle.close();
