@@ -26,9 +26,18 @@ namespace podnet {
 using ipset::Session;
 using SessionPtr = std::shared_ptr<Session>;
 
+// What every operation's baton shares. Execute() takes the session for the
+// operation (Session::Lock, which refuses re-entry from a JS peer) and runs
+// the baton's own Locked() under it, on a worker or on the JS thread alike.
+template <typename Derived>
 struct BatonBase {
   SessionPtr session;
   ErrorInfo error;
+  void Execute() {
+    std::unique_lock<std::mutex> lock;
+    if ((error = session->Lock(&lock)).failed()) return;
+    static_cast<Derived*>(this)->Locked();
+  }
 };
 
 template <typename Baton>
@@ -80,39 +89,27 @@ static Napi::Buffer<uint8_t> CopyBytes(Napi::Env env, const std::vector<uint8_t>
   return Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
 }
 
-struct ProtocolBaton : BatonBase {
+struct ProtocolBaton : BatonBase<ProtocolBaton> {
   uint8_t version = 0;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
-    error = session->Protocol(&version);
-  }
+  void Locked() { error = session->Protocol(&version); }
   Napi::Value Result(Napi::Env env) { return Napi::Number::New(env, version); }
 };
 
-struct CreateBaton : BatonBase {
+struct CreateBaton : BatonBase<CreateBaton> {
   ipset::CreateSpec spec;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
-    error = session->Create(spec);
-  }
+  void Locked() { error = session->Create(spec); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
-struct SimpleBaton : BatonBase {
+struct SimpleBaton : BatonBase<SimpleBaton> {
   uint8_t cmd = 0;
   std::string name, name2;
   bool excl = true;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
-    error = session->Simple(cmd, name, name2, excl);
-  }
+  void Locked() { error = session->Simple(cmd, name, name2, excl); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
-struct AdtBaton : BatonBase {
+struct AdtBaton : BatonBase<AdtBaton> {
   uint8_t cmd = 0;
   std::string name;
   // The records are read in place, not copied: the JS side does not write
@@ -125,11 +122,7 @@ struct AdtBaton : BatonBase {
   bool excl = true;
   uint32_t applied = 0;
   std::vector<ipset::EntryFailure> failures;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
-    error = session->Adt(cmd, name, records, recordsLen, excl, &applied, &failures);
-  }
+  void Locked() { error = session->Adt(cmd, name, records, recordsLen, excl, &applied, &failures); }
   Napi::Value Result(Napi::Env env) {
     // [applied, index, error, index, error, ...]: one typed array, no object and no property keys (a single add's
     // answer is on the hot path of addSync and coalesced adds).
@@ -143,27 +136,19 @@ struct AdtBaton : BatonBase {
   }
 };
 
-struct TestBaton : BatonBase {
+struct TestBaton : BatonBase<TestBaton> {
   std::string name;
   ipset::Record entry;
   bool member = false;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
-    error = session->Test(name, entry, &member);
-  }
+  void Locked() { error = session->Test(name, entry, &member); }
   Napi::Value Result(Napi::Env env) { return Napi::Boolean::New(env, member); }
 };
 
-struct ListBaton : BatonBase {
+struct ListBaton : BatonBase<ListBaton> {
   std::string name;
   uint32_t flags = 0;
   ipset::ListResult result;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
-    error = session->List(name, flags, &result);
-  }
+  void Locked() { error = session->List(name, flags, &result); }
   Napi::Value Result(Napi::Env env) {
     Napi::Object o = Napi::Object::New(env);
     Napi::Array sets = Napi::Array::New(env, result.sets.size());
@@ -175,15 +160,13 @@ struct ListBaton : BatonBase {
   }
 };
 
-struct EntriesBaton : BatonBase {
+struct EntriesBaton : BatonBase<EntriesBaton> {
   bool start = false;
   std::string name;
   uint32_t max = 0;
   ipset::ListResult result;
   bool done = false;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
+  void Locked() {
     if (start) {
       error = session->StartEntries(name);
       if (error.failed()) return;
