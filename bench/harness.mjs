@@ -59,8 +59,9 @@ function alternating(n, round) {
 /**
  * interleaved samples several contenders round-robin: warm-up rounds, then `samples` rounds of one sample each,
  * in alternating order. Each contender is { setup?, run }; run's time is measured here (ms) unless it returns a
- * number, its own measure (by its own clock, e.g. the C reference's, in the scenario's unit). On this shared VM the load drifts within seconds: taking every
- * contender's samples in one block let a slow phase land on one of them; round-robin spreads it over all alike.
+ * number, its own measure (by its own clock, e.g. the C reference's, in the scenario's unit). On this shared VM
+ * the load drifts within seconds: taking every contender's samples in one block let a slow phase land on one of
+ * them; round-robin spreads it over all alike.
  */
 export async function interleaved(contenders, { warmup = 1, samples = 5 } = {}) {
   const out = contenders.map(() => []);
