@@ -37,11 +37,24 @@ static ErrorInfo ForEachMessage(const std::vector<uint8_t>& buf, size_t size, Fn
   return ErrorInfo{};
 }
 
+// Error codes in NLMSG_ERROR and NLMSG_DONE are 0 or a negated errno; ipset
+// and nf_tables put their own codes above 4096 (IPSET_ERR_PRIVATE). Anything
+// positive or past 16 bits came from a broken or hostile peer: negating
+// INT_MIN is undefined, and a huge code would reach JS as an errno.
+constexpr int32_t kMaxReplyError = 0xffff;
+
+static ErrorInfo ReadCode(const uint8_t* at, int* error) {
+  int32_t code;
+  memcpy(&code, at, sizeof code);
+  if (code > 0 || code < -kMaxReplyError) return Malformed("error code out of range");
+  *error = -code;
+  return ErrorInfo{};
+}
+
 static ErrorInfo ReadError(const nlmsghdr& hdr, const uint8_t* msg, int* error, const uint8_t** echo, size_t* echoLen) {
   if (hdr.nlmsg_len < sizeof(nlmsghdr) + sizeof(int32_t)) return Malformed("short NLMSG_ERROR");
-  int32_t code;
-  memcpy(&code, msg + sizeof(nlmsghdr), sizeof code);
-  *error = -code;
+  ErrorInfo err = ReadCode(msg + sizeof(nlmsghdr), error);
+  if (err.failed()) return err;
   *echo = msg + sizeof(nlmsghdr) + sizeof(int32_t);
   *echoLen = hdr.nlmsg_len - sizeof(nlmsghdr) - sizeof(int32_t);
   return ErrorInfo{};
@@ -118,9 +131,8 @@ ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, co
         dirty_ = false;
         // NLMSG_DONE carries an int: non-zero when the dump itself failed.
         if (hdr.nlmsg_len >= sizeof(nlmsghdr) + sizeof(int32_t)) {
-          int32_t code;
-          memcpy(&code, msg + sizeof(nlmsghdr), sizeof code);
-          *replyError = -code;
+          ErrorInfo e = ReadCode(msg + sizeof(nlmsghdr), replyError);
+          if (e.failed()) return e;
         }
         *done = true;
         *stop = true;
