@@ -1,4 +1,5 @@
-// Dumps of big sets: every entry comes back exactly once, paged over datagrams of the configured size, fast.
+// Dumps of big sets: every entry comes back exactly once, paged over datagrams of the configured size. How fast the
+// fake is belongs in bench/, not here: a 1000 ms bound failed a fresh clone on a loaded 2-core machine.
 import { describe, expect, it } from 'vitest';
 
 import { FakeNetlink } from '../../lib/testing/index.js';
@@ -13,7 +14,7 @@ function ipOf(i: number): string {
 
 /**
  * batches builds ADT adds of n hash:ip entries, at most 2500 per message (one nest stays under 64 KiB). The bytes are
- * written straight into one buffer, so that building 100k requests leaves no garbage for the timed part to collect.
+ * written straight into one buffer: building 100k requests as many small arrays costs more than the adds themselves.
  */
 function batches(name: string, n: number): Uint8Array {
   const requests: Uint8Array[] = [];
@@ -44,22 +45,12 @@ function fill(fake: FakeNetlink, name: string, n: number): number[] {
 }
 
 describe('FakeNetlink dump paging', () => {
-  it(`adds ${N} entries in ADT batches and dumps them in well under a second each`, () => {
+  it(`adds ${N} entries in ADT batches and dumps every one of them exactly once`, () => {
     const fake = new FakeNetlink();
     expect(codes(fake.exchange(create('big', 'hash:ip', 2, { maxelem: 1 << 20 })))).toEqual([0]);
-    const request = batches('big', N);
-    const t0 = performance.now();
-    const replies = fake.exchange(request);
-    const addMs = performance.now() - t0;
-    const acks = codes(replies);
-    expect(acks).toEqual(Array(N / 2500).fill(0));
+    expect(codes(fake.exchange(batches('big', N)))).toEqual(Array(N / 2500).fill(0));
 
-    const t1 = performance.now();
     const dgrams = fake.exchange(list('big'));
-    const dumpMs = performance.now() - t1;
-    if (process.env.PODNET_BENCH) console.log(`fake: ${N} adds ${addMs.toFixed(0)} ms, dump ${dumpMs.toFixed(0)} ms`);
-    expect(addMs).toBeLessThan(1000);
-    expect(dumpMs).toBeLessThan(1000);
 
     const entries = dumpedEntries(dgrams).get('big')!;
     expect(entries.length).toBe(N);
