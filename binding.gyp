@@ -5,6 +5,7 @@
       "sources": [
         "native/addon.cc",
         "native/util/sys_error.cc",
+        "native/util/js_error.cc",
         "native/netns/netns_open.cc",
         "native/netns/in_netns.cc",
         "native/netns/netns_binding.cc",

@@ -5,7 +5,7 @@
 #include "ipset/ipset_binding.h"
 #include "netns/netns_binding.h"
 #include "spawn/spawn_binding.h"
-#include "util/sys_error.h"
+#include "util/js_error.h"
 
 namespace podnet {
 

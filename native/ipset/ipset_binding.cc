@@ -19,6 +19,7 @@
 #include "netlink/js_transport.h"
 #include "netlink/socket_transport.h"
 #include "util/constants_object.h"
+#include "util/js_error.h"
 #include "util/promise_worker.h"
 
 namespace podnet {

@@ -2,7 +2,7 @@
 
 #include <errno.h>
 
-#include "util/sys_error.h"
+#include "util/js_error.h"
 
 namespace podnet {
 

@@ -10,7 +10,7 @@
 
 #include "ipset/constants.h"
 #include "util/constants_object.h"
-#include "util/sys_error.h"
+#include "util/js_error.h"
 
 namespace podnet {
 

@@ -10,6 +10,7 @@
 
 #include "netns/in_netns.h"
 #include "netns/netns_open.h"
+#include "util/js_error.h"
 #include "util/promise_worker.h"
 
 namespace podnet {

@@ -12,6 +12,7 @@
 
 #include "spawn/spawn_run.h"
 #include "spawn/stdin_feed.h"
+#include "util/js_error.h"
 #include "util/promise_worker.h"
 
 namespace podnet {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <utility>
 
-#include "util/sys_error.h"
+#include "util/js_error.h"
 
 namespace podnet {
 

@@ -1,10 +1,9 @@
 // Errors that cross from native code to JS. Native work records plain data
 // (errno, syscall, context fields) and only the JS thread turns it into an
-// Error, through the factory that lib/native.ts installs, so that the error
-// classes live in TypeScript and every layer throws the same ones.
+// Error (util/js_error.h), so that the error classes live in TypeScript and
+// every layer throws the same ones. No N-API here: the codecs and the engine
+// include this and must link without Node (the fuzz targets in native/fuzz).
 #pragma once
-
-#include <napi.h>
 
 #include <string>
 #include <utility>
@@ -35,16 +34,5 @@ ErrorInfo SystemError(int err, const char* syscall);
 
 // Name of an errno value as Node spells it ("ENOENT"); "E<number>" when unknown.
 std::string ErrnoName(int err);
-
-// Builds the JS error object on the JS thread.
-Napi::Value MakeError(Napi::Env env, const ErrorInfo& info);
-
-// Throws the JS error as a C++ exception (NAPI_CPP_EXCEPTIONS).
-[[noreturn]] void ThrowError(Napi::Env env, const ErrorInfo& info);
-
-// Per-instance state of the addon.
-struct AddonData {
-  Napi::FunctionReference errorFactory;
-};
 
 }  // namespace podnet
