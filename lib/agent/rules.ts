@@ -5,8 +5,9 @@
  * form (`-s x/32`, `-p tcp -m tcp --dport`, `--to-ports`), so verify() and
  * reconcile() recognise them as present after they are applied.
  */
+import { formatIp, isIpv4Mapped, parseIp } from '../ipset/address.js';
 import { RuleSet } from '../iptables/rule-set.js';
-import { checkString, invalidValue } from '../validate.js';
+import { checkString, invalidType, invalidValue } from '../validate.js';
 
 /** Marks, ports and addresses shared by the host and in-pod rules. */
 export const INPOD = Object.freeze({
@@ -28,18 +29,53 @@ export interface HostProbeRulesConfig {
   family?: 4 | 6;
   /** Probe set prefix; the set is `<prefix>-v4` / `<prefix>-v6` (default 'istio-inpod-probes'). */
   probeSetPrefix?: string;
+  /**
+   * The address probes are SNATed to, of the family's kind, canonical, without prefix length (default
+   * INPOD.probeSourceV4 / INPOD.probeSourceV6). The pods' inpodRules must be given the same one.
+   */
+  probeSource?: string;
+}
+
+/**
+ * checkProbeSource returns address if it can be the probe source of family: an address of that family without prefix
+ * length, written as iptables-save prints it. Throws InvalidArgumentError naming name: ERR_INVALID_ARG_TYPE when
+ * address is not a string, ERR_INVALID_ARG_VALUE otherwise.
+ */
+export function checkProbeSource(name: string, address: unknown, family: 4 | 6): string {
+  checkString(name, address);
+  const text = address as string;
+  const parsed = parseIp(text);
+  // Only the canonical form: verify() compares rule arguments with iptables-save's text, so "FD16::1" or
+  // "fd16:0::1" would read as drift forever and reconcile() would re-apply the rules on every call.
+  let ok = parsed !== undefined && parsed.family === family && formatIp(family, parsed.bytes) === text;
+  // ::ffff:0:0/96 and ::/96 hold IPv4 addresses in IPv6 clothing (normalizeIp reads a mapped one as IPv4), and
+  // iptables-save prints the compatible ones as "::1.2.3.4", which formatIp does not write.
+  if (ok && family === 6) ok = !isIpv4Mapped(parsed!.bytes) && !parsed!.bytes.subarray(0, 12).every((x) => x === 0);
+  if (!ok) {
+    const expected =
+      family === 4
+        ? 'an IPv4 address in canonical form without prefix length'
+        : 'an IPv6 address in canonical form (RFC 5952) without prefix length, outside ::ffff:0:0/96 and ::/96';
+    throw invalidValue(name, expected, address);
+  }
+  return text;
+}
+
+function checkFamily(family: unknown): 4 | 6 {
+  if (family !== 4 && family !== 6) throw invalidValue('config.family', '4 or 6', family);
+  return family;
 }
 
 /**
  * hostProbeRules is the host's nat rule that gives kubelet probes (sockets of host processes) towards pod IPs in the
- * probe set the probe source address, so in-pod rules can let them through.
+ * probe set the probe source address, so in-pod rules can let them through. Throws InvalidArgumentError for a bad
+ * config field (named `config.<field>`).
  */
 export function hostProbeRules(config: HostProbeRulesConfig = {}): RuleSet {
-  const family = config.family ?? 4;
-  if (family !== 4 && family !== 6) throw invalidValue('config.family', '4 or 6', family);
+  const family = checkFamily(config.family ?? 4);
   const prefix = checkString('config.probeSetPrefix', config.probeSetPrefix ?? 'istio-inpod-probes', 28);
   const set = `${prefix}-v${family}`;
-  const source = family === 4 ? INPOD.probeSourceV4 : INPOD.probeSourceV6;
+  const source = probeSourceOf(config.probeSource, family);
   return new RuleSet()
     .chain('nat', INPOD.postroutingChain)
     .insert('nat', 'POSTROUTING', 1, ['-j', INPOD.postroutingChain])
@@ -55,22 +91,47 @@ export interface InpodRulesConfig {
   dnsCapture?: boolean;
   /** Interfaces whose inbound TCP goes to the outbound port (and is otherwise left alone). */
   virtualInterfaces?: readonly string[];
+  /**
+   * Leave inbound traffic alone (default false): the reference agent's ingress mode, for pods whose inbound must not
+   * be captured. Outbound is redirected as usual.
+   */
+  ingressOnly?: boolean;
+  /**
+   * The probe source of this family, as given to hostProbeRules (same checks; default INPOD.probeSourceV4 /
+   * INPOD.probeSourceV6): probes from it are let through, and connections to it are not redirected.
+   */
+  probeSource?: string;
 }
 
-/** inpodRules is the redirection rule set applied inside a pod's namespace. */
+function probeSourceOf(value: unknown, family: 4 | 6): string {
+  if (value === undefined) return family === 4 ? INPOD.probeSourceV4 : INPOD.probeSourceV6;
+  return checkProbeSource('config.probeSource', value, family);
+}
+
+/**
+ * inpodRules is the redirection rule set applied inside a pod's namespace. Throws InvalidArgumentError for a bad
+ * config field (named `config.<field>`); a bad virtual interface name is reported when the set is rendered.
+ */
 export function inpodRules(config: InpodRulesConfig = {}): RuleSet {
-  const family = config.family ?? 4;
-  if (family !== 4 && family !== 6) throw invalidValue('config.family', '4 or 6', family);
+  const family = checkFamily(config.family ?? 4);
   const dns = config.dnsCapture ?? true;
+  const ingressOnly = config.ingressOnly ?? false;
+  if (typeof ingressOnly !== 'boolean') throw invalidType('config.ingressOnly', 'a boolean', ingressOnly);
   const localhost = family === 4 ? '127.0.0.1/32' : '::1/128';
-  const probe = family === 4 ? `${INPOD.probeSourceV4}/32` : `${INPOD.probeSourceV6}/128`;
+  const probe = `${probeSourceOf(config.probeSource, family)}/${family === 4 ? 32 : 128}`;
   const { proxyMark, connMark, preroutingChain: PRERT, outputChain: OUTPUT } = INPOD;
   const r = new RuleSet();
 
   r.chain('mangle', PRERT).chain('mangle', OUTPUT);
   r.append('mangle', 'PREROUTING', ['-j', PRERT]);
   r.append('mangle', 'OUTPUT', ['-j', OUTPUT]);
-  r.append('mangle', PRERT, ['-m', 'mark', '--mark', proxyMark, '-j', 'CONNMARK', '--set-xmark', connMark]);
+  // Ingress-only mode drops exactly the three inbound rules the reference drops (AppendInpodRules with IngressMode,
+  // and its ingress*.golden files): this connmark of proxy-marked inbound packets, the probe ACCEPT and the 15006
+  // REDIRECT in nat ISTIO_PRERT. The chains and jumps stay (the reference keeps them), so either mode's apply() or
+  // remove() replaces or clears the other's rules.
+  if (!ingressOnly) {
+    r.append('mangle', PRERT, ['-m', 'mark', '--mark', proxyMark, '-j', 'CONNMARK', '--set-xmark', connMark]);
+  }
   r.append('mangle', OUTPUT, [
     '-m', 'connmark', '--mark', connMark, '-j', 'CONNMARK', '--restore-mark', '--nfmask', '0xffffffff', '--ctmask', '0xffffffff',
   ]);
@@ -82,12 +143,18 @@ export function inpodRules(config: InpodRulesConfig = {}): RuleSet {
     r.append('nat', PRERT, ['-i', iface, '-p', 'tcp', '-j', 'REDIRECT', '--to-ports', INPOD.outboundPort]);
     r.append('nat', PRERT, ['-i', iface, '-p', 'tcp', '-j', 'RETURN']);
   }
-  r.append('nat', PRERT, ['-s', probe, '-p', 'tcp', '-m', 'tcp', '-j', 'ACCEPT']);
+  if (!ingressOnly) r.append('nat', PRERT, ['-s', probe, '-p', 'tcp', '-m', 'tcp', '-j', 'ACCEPT']);
+  // Kept in ingress-only mode, as the reference keeps it: it is an outbound rule, and that mode leaves outbound as it
+  // is. (nat sees only a connection's first packet, so this never handles probe replies; it keeps connections the
+  // pod itself opens to the probe address away from 15001.) Dropping it would also make a pod that the reference
+  // agent set up read as drifted.
   r.append('nat', OUTPUT, ['-d', probe, '-p', 'tcp', '-m', 'tcp', '-j', 'ACCEPT']);
-  r.append('nat', PRERT, [
-    '!', '-d', localhost, '-p', 'tcp', '-m', 'tcp', '!', '--dport', INPOD.hbonePort, '-m', 'mark', '!', '--mark', proxyMark,
-    '-j', 'REDIRECT', '--to-ports', INPOD.inboundPort,
-  ]);
+  if (!ingressOnly) {
+    r.append('nat', PRERT, [
+      '!', '-d', localhost, '-p', 'tcp', '-m', 'tcp', '!', '--dport', INPOD.hbonePort, '-m', 'mark', '!', '--mark', proxyMark,
+      '-j', 'REDIRECT', '--to-ports', INPOD.inboundPort,
+    ]);
+  }
   if (dns) {
     r.append('nat', OUTPUT, [
       '!', '-o', 'lo', '-p', 'udp', '-m', 'mark', '!', '--mark', proxyMark, '-m', 'udp', '--dport', '53', '-j', 'REDIRECT', '--to-ports', INPOD.dnsPort,
