@@ -18,7 +18,7 @@ import { realIptables, realNetnsOpener, type AgentNetns, type IptablesFactory, t
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { toLogger, type Logger } from './logger.js';
 import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
-import { hostProbeRules, inpodRules } from './rules.js';
+import { INPOD, checkProbeSource, hostProbeRules, inpodRules } from './rules.js';
 
 export interface NodeNetworkOptions {
   /** The host namespace (a handle or a path); default: the current one. */
@@ -29,6 +29,10 @@ export interface NodeNetworkOptions {
   ipv6?: boolean;
   /** Capture DNS inside pods (default true). */
   dnsCapture?: boolean;
+  /** The IPv4 address probes are SNATed to, in host and in-pod rules (default INPOD.probeSourceV4). */
+  probeSourceV4?: string;
+  /** The IPv6 one, used with `ipv6` (default INPOD.probeSourceV6). */
+  probeSourceV6?: string;
   /** What to do when a pod's IP is still owned by another pod (default 'takeover'). */
   onConflict?: ConflictPolicy;
   /** The host's ipset client; default one opened in hostNetns (and closed by stop()). */
@@ -46,6 +50,8 @@ export interface PodInfo {
   ips: readonly string[];
   /** The pod's namespace (handle or path); needed for in-pod rules. */
   netns?: NetnsLike;
+  /** Leave the pod's inbound traffic alone (inpodRules' `ingressOnly`; default false). */
+  ingressOnly?: boolean;
 }
 
 export interface NodeVerifyReport {
@@ -75,6 +81,9 @@ function checkPod(pod: unknown, name = 'pod'): PodInfo {
   checkString(`${name}.uid`, p.uid, 255);
   if (!Array.isArray(p.ips)) throw invalidType(`${name}.ips`, 'an array of IP addresses', p.ips);
   p.ips.forEach((ip, i) => normalizeIp(ip, `${name}.ips[${i}]`));
+  if (p.ingressOnly !== undefined && typeof p.ingressOnly !== 'boolean') {
+    throw invalidType(`${name}.ingressOnly`, 'a boolean', p.ingressOnly);
+  }
   return p as PodInfo;
 }
 
@@ -89,7 +98,9 @@ function retryable(err: unknown): boolean {
 }
 
 export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
-  readonly #options: Required<Pick<NodeNetworkOptions, 'probeSetPrefix' | 'ipv6' | 'dnsCapture' | 'onConflict'>>;
+  readonly #options: Required<
+    Pick<NodeNetworkOptions, 'probeSetPrefix' | 'ipv6' | 'dnsCapture' | 'onConflict' | 'probeSourceV4' | 'probeSourceV6'>
+  >;
   readonly #hostNetns: NetnsLike | undefined;
   readonly #iptables: IptablesFactory;
   readonly #netns: NetnsOpener;
@@ -101,6 +112,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   #backend: 'nft' | 'legacy' | undefined;
   #started = false;
 
+  /** constructor checks the options and throws InvalidArgumentError naming a bad one (`options.<name>`). */
   constructor(options: NodeNetworkOptions = {}) {
     super();
     const o = checkOptions<NodeNetworkOptions>('options', options);
@@ -111,6 +123,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
       ipv6: o.ipv6 ?? false,
       dnsCapture: o.dnsCapture ?? true,
       onConflict,
+      probeSourceV4: checkProbeSource('options.probeSourceV4', o.probeSourceV4 ?? INPOD.probeSourceV4, 4),
+      probeSourceV6: checkProbeSource('options.probeSourceV6', o.probeSourceV6 ?? INPOD.probeSourceV6, 6),
     };
     this.#hostNetns = o.hostNetns;
     this.#iptables = o.iptables ?? realIptables(o.hostNetns);
@@ -136,12 +150,22 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
   }
 
-  #hostRules(family: 4 | 6): RuleSet {
-    return hostProbeRules({ family, probeSetPrefix: this.#options.probeSetPrefix });
+  #probeSource(family: 4 | 6): string {
+    return family === 4 ? this.#options.probeSourceV4 : this.#options.probeSourceV6;
   }
 
-  #podRules(family: 4 | 6): RuleSet {
-    return inpodRules({ family, dnsCapture: this.#options.dnsCapture });
+  #hostRules(family: 4 | 6): RuleSet {
+    return hostProbeRules({ family, probeSetPrefix: this.#options.probeSetPrefix, probeSource: this.#probeSource(family) });
+  }
+
+  // Every use of a pod's rules (add, remove, reconcile) goes through here, so all see the pod's own variant.
+  #podRules(family: 4 | 6, pod: PodInfo): RuleSet {
+    return inpodRules({
+      family,
+      dnsCapture: this.#options.dnsCapture,
+      probeSource: this.#probeSource(family),
+      ingressOnly: pod.ingressOnly ?? false,
+    });
   }
 
   get #families(): (4 | 6)[] {
@@ -216,7 +240,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   async addPod(pod: PodInfo): Promise<void> {
     const p = checkPod(pod);
     const probes = this.#live();
-    await this.#withPodIptables(p, (ipt, family) => ipt.apply(this.#podRules(family)));
+    await this.#withPodIptables(p, (ipt, family) => ipt.apply(this.#podRules(family, p)));
     await this.#step('probe-set', p.uid, `adding the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.add(ip, p.uid);
     });
@@ -234,7 +258,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     await this.#step('probe-set', p.uid, `removing the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.remove(ip, p.uid);
     });
-    if (!o.deleted) await this.#withPodIptables(p, (ipt, family) => ipt.remove(this.#podRules(family)));
+    if (!o.deleted) await this.#withPodIptables(p, (ipt, family) => ipt.remove(this.#podRules(family, p)));
     this.#log.info('pod removed', { pod: p.uid, deleted: o.deleted === true });
   }
 
@@ -252,7 +276,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (o.reapplyRules) {
       for (const pod of list) {
         if (pod.netns === undefined) continue;
-        await this.#withPodIptables(pod, (ipt, family) => ipt.reconcile(this.#podRules(family)));
+        await this.#withPodIptables(pod, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
         report.rulesReapplied++;
       }
     }

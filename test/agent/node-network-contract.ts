@@ -3,10 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import {
   AgentError,
+  NodeNetwork,
   ProbeOwnerConflictError,
   hostProbeRules,
   inpodRules,
-  type NodeNetwork,
   type ProbeConflict,
 } from '../../lib/index.js';
 import { started, type World } from './world.js';
@@ -165,6 +165,62 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
       expect(await (await world.hostIpset()).listNames()).toEqual([]);
       const after = await (await world.hostIptables()).verify(hostProbeRules());
       expect(after.missing.map((m) => m.chain)).toContain('ISTIO_POSTRT');
+    });
+
+    it('puts the configured probe sources into the host and in-pod rules of each family, and repairs with them', async () => {
+      const probeSource = { 4: '169.254.10.1', 6: 'fd00:7127::1' } as const;
+      const net = await node({ ipv6: true, probeSourceV4: probeSource[4], probeSourceV6: probeSource[6] });
+      const pod = world.pod();
+      await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
+      for (const family of [4, 6] as const) {
+        const config = { family, probeSource: probeSource[family] };
+        const host = await world.hostIptables(family);
+        expect(await host.verify(hostProbeRules(config))).toMatchObject({ inSync: true, unexpected: [] });
+        const inpod = await world.podIptables(pod, family);
+        expect(await inpod.verify(inpodRules(config))).toMatchObject({ inSync: true, unexpected: [] });
+      }
+      expect((await net.verify()).inSync).toBe(true);
+      const host6 = await world.hostIptables(6);
+      await host6.remove(hostProbeRules({ family: 6, probeSource: probeSource[6] }));
+      expect(await net.repair()).toEqual({ changed: true });
+      expect(await host6.verify(hostProbeRules({ family: 6, probeSource: probeSource[6] }))).toMatchObject({ inSync: true });
+    });
+
+    it("applies, re-applies and removes an ingress-only pod's own rule variant", async () => {
+      const net = await node();
+      const pod = world.pod();
+      const info = { uid: pod.uid, ips: [pod.ip], netns: pod.netns, ingressOnly: true };
+      const ingress = inpodRules({ ingressOnly: true });
+      await net.addPod(info);
+      const ipt = await world.podIptables(pod);
+      expect(await ipt.verify(ingress)).toMatchObject({ inSync: true, unexpected: [] });
+      // Someone put the full rules back: the snapshot's reapply must restore the pod's variant, not the default.
+      await ipt.apply(inpodRules());
+      expect(await net.syncSnapshot([info], { reapplyRules: true })).toMatchObject({ rulesReapplied: 1 });
+      expect(await ipt.verify(ingress)).toMatchObject({ inSync: true, unexpected: [] });
+      await net.removePod(info);
+      expect(await owners()).toEqual({});
+      expect((await ipt.verify(ingress)).missing.length).toBe(ingress.rules().length + 6);
+    });
+
+    it('refuses bad probe sources when constructed, and a pod whose ingressOnly is not a boolean', async () => {
+      const cases = [
+        { probeSourceV4: 'fd00::1', argument: 'options.probeSourceV4', code: 'ERR_INVALID_ARG_VALUE' },
+        { probeSourceV4: '169.254.7.127/32', argument: 'options.probeSourceV4', code: 'ERR_INVALID_ARG_VALUE' },
+        { probeSourceV6: '169.254.7.127', argument: 'options.probeSourceV6', code: 'ERR_INVALID_ARG_VALUE' },
+        { probeSourceV6: 'FD16::1', argument: 'options.probeSourceV6', code: 'ERR_INVALID_ARG_VALUE' },
+        { probeSourceV6: 42, argument: 'options.probeSourceV6', code: 'ERR_INVALID_ARG_TYPE' },
+      ];
+      for (const { argument, code, ...bad } of cases) {
+        expect(() => new NodeNetwork(bad as object)).toThrow(expect.objectContaining({ code, argument }));
+      }
+      const net = await node();
+      const pod = world.pod();
+      const bad = { uid: pod.uid, ips: [pod.ip], netns: pod.netns, ingressOnly: 'yes' as unknown as boolean };
+      await expect(net.addPod(bad)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE', argument: 'pod.ingressOnly' });
+      await expect(net.syncSnapshot([bad])).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE', argument: 'pods[0].ingressOnly' });
+      expect(await owners()).toEqual({});
+      expect((await (await world.podIptables(pod)).verify(inpodRules())).inSync).toBe(false);
     });
 
     it('logs structured fields through an injected logger, and nothing by default', async () => {
