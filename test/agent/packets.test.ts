@@ -7,6 +7,7 @@ import { SimulatedNode, echoWho, startEchoWho, type EchoWhoServer } from '../../
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 
 const PROBE_SOURCE = '169.254.7.127';
+const CUSTOM_PROBE_SOURCE = '169.254.10.1';
 
 async function hostState(sim: SimulatedNode): Promise<{ rules: string; sets: string }> {
   const save = async (program: string): Promise<string> => {
@@ -65,6 +66,43 @@ describePrivileged(
         expect(served.exitCode).toBe(0);
         expect(served.stdout).toContain(`conn 8080 ${PROBE_SOURCE}\n`);
         expect(served.stdout).toContain(`conn 15006 ${podB.ip}\n`);
+      } finally {
+        await server?.stop().catch(() => undefined);
+        await sim.destroy();
+      }
+    });
+
+    it("leaves an ingress-only pod's inbound alone but redirects its outbound, and SNATs probes to a configured source", async () => {
+      const sim = await SimulatedNode.create({ tag: `t-${process.env.PODNET_TEST_RUN ?? 'x'}`, pods: 2 });
+      let server: EchoWhoServer | undefined;
+      try {
+        const [podA, podB] = sim.pods as [(typeof sim.pods)[0], (typeof sim.pods)[0]];
+        // Pod B has no server: a connection from A that is not redirected to A's own 15001 is refused.
+        server = await startEchoWho(podA.path, { ports: [8080, 15001, 15006], lifetimeMs: 50_000 });
+        const network = new NodeNetwork({ hostNetns: sim.host.path, probeSourceV4: CUSTOM_PROBE_SOURCE });
+        await network.start();
+        try {
+          const pod = { uid: podA.uid, ips: [podA.ip], netns: podA.path, ingressOnly: true };
+          await network.addPod(pod);
+          expect(await echoWho(podB.path, podA.ip, 8080)).toBe(`8080 ${podB.ip}`);
+          expect(await echoWho(sim.host.path, podA.ip, 8080)).toBe(`8080 ${CUSTOM_PROBE_SOURCE}`);
+          expect(await echoWho(podA.path, podB.ip, 8080)).toBe(`15001 ${podA.ip}`);
+          await network.removePod(pod);
+
+          // The same pod fully enrolled: B's traffic goes to 15006, and only the in-pod ACCEPT of the configured
+          // source keeps the host's probe from going there too.
+          await network.addPod({ ...pod, ingressOnly: false });
+          expect(await echoWho(podB.path, podA.ip, 8080)).toBe(`15006 ${podB.ip}`);
+          expect(await echoWho(sim.host.path, podA.ip, 8080)).toBe(`8080 ${CUSTOM_PROBE_SOURCE}`);
+          await network.removePod(pod);
+          expect(await echoWho(podA.path, podB.ip, 8080)).toBe('refused');
+        } finally {
+          await network.stop();
+        }
+        const served = await server.stop();
+        server = undefined;
+        expect(served.exitCode).toBe(0);
+        expect(served.stdout).toContain(`conn 15001 ${podA.ip}\n`);
       } finally {
         await server?.stop().catch(() => undefined);
         await sim.destroy();
