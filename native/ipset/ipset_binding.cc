@@ -6,6 +6,7 @@
 #include "ipset/ipset_binding.h"
 
 #include <errno.h>
+#include <linux/netlink.h>
 
 #include <memory>
 #include <string>
@@ -21,51 +22,15 @@
 #include "util/constants_object.h"
 #include "util/js_error.h"
 #include "util/promise_worker.h"
+#include "util/run_baton.h"
 
 namespace podnet {
 
 using ipset::Session;
 using SessionPtr = std::shared_ptr<Session>;
 
-// What every operation's baton shares. Execute() takes the session for the
-// operation (Session::Lock, which refuses re-entry from a JS peer) and runs
-// the baton's own Locked() under it, on a worker or on the JS thread alike.
 template <typename Derived>
-struct BatonBase {
-  SessionPtr session;
-  ErrorInfo error;
-  void Execute() {
-    std::unique_lock<std::mutex> lock;
-    if ((error = session->Lock(&lock)).failed()) return;
-    static_cast<Derived*>(this)->Locked();
-  }
-};
-
-template <typename Baton>
-static Napi::Value Run(Napi::Env env, std::unique_ptr<Baton> baton, bool sync, const char* name) {
-  if (!sync && !baton->session->engine().transport().NeedsJsThread()) {
-    return PromiseWorker<Baton>::Queue(env, name, std::move(baton));
-  }
-  // JS peers must be driven from this thread; the sync API blocks it by design.
-  Napi::Value failure;
-  try {
-    baton->Execute();
-  } catch (const Napi::Error& e) {
-    failure = e.Value();
-  }
-  if (failure.IsEmpty() && baton->error.failed()) failure = MakeError(env, baton->error);
-  if (sync) {
-    if (!failure.IsEmpty()) throw Napi::Error(env, failure);
-    return baton->Result(env);
-  }
-  auto deferred = Napi::Promise::Deferred::New(env);
-  if (!failure.IsEmpty()) {
-    deferred.Reject(failure);
-  } else {
-    deferred.Resolve(baton->Result(env));
-  }
-  return deferred.Promise();
-}
+using BatonBase = SessionBaton<Derived, Session>;
 
 static Napi::Object HeaderObject(Napi::Env env, const ipset::SetHeader& h) {
   Napi::Object o = Napi::Object::New(env);
@@ -212,7 +177,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
       transport = std::make_unique<nl::JsTransport>(env, info[2].As<Napi::Function>());
     } else {
       std::unique_ptr<nl::SocketTransport> socket;
-      ErrorInfo err = nl::SocketTransport::Open(netnsFd, &socket);
+      ErrorInfo err = nl::SocketTransport::Open(netnsFd, NETLINK_NETFILTER, &socket);
       if (err.failed()) ThrowError(env, err);
       transport = std::move(socket);
     }
@@ -225,7 +190,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
   Napi::Value Protocol(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<ProtocolBaton>();
     b->session = Live(info.Env());
-    return Run(info.Env(), std::move(b), info[0].ToBoolean(), "podnet:ipsetProtocol");
+    return RunBaton(info.Env(), std::move(b), info[0].ToBoolean(), "podnet:ipsetProtocol");
   }
 
   // create({ name, type, family, hashsize?, maxelem?, timeout?, cadtFlags, exist }, sync)
@@ -248,7 +213,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     opt("timeout", &b->spec.hasTimeout, &b->spec.timeout);
     b->spec.cadtFlags = o.Get("cadtFlags").As<Napi::Number>().Uint32Value();
     b->spec.exist = o.Get("exist").ToBoolean();
-    return Run(info.Env(), std::move(b), info[1].ToBoolean(), "podnet:ipsetCreate");
+    return RunBaton(info.Env(), std::move(b), info[1].ToBoolean(), "podnet:ipsetCreate");
   }
 
   // simple(cmd, name, name2, excl, sync)
@@ -259,7 +224,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     b->name = info[1].As<Napi::String>();
     b->name2 = info[2].As<Napi::String>();
     b->excl = info[3].ToBoolean();
-    return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetSimple");
+    return RunBaton(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetSimple");
   }
 
   // adt(cmd, name, records, excl, sync): records must not be written until the promise settles.
@@ -273,7 +238,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     b->recordsLen = records.ByteLength();
     b->keep = Napi::Persistent(records);
     b->excl = info[3].ToBoolean();
-    return Run(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
+    return RunBaton(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
   }
 
   // syncChannel(frame) -> the function that sends the ADD or DEL its frame
@@ -296,7 +261,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
       err.message = "malformed entry record";
       ThrowError(env, err);
     }
-    return Run(env, std::move(b), info[2].ToBoolean(), "podnet:ipsetTest");
+    return RunBaton(env, std::move(b), info[2].ToBoolean(), "podnet:ipsetTest");
   }
 
   // list(name, flags, sync)
@@ -305,7 +270,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     b->session = Live(info.Env());
     b->name = info[0].As<Napi::String>();
     b->flags = info[1].As<Napi::Number>().Uint32Value();
-    return Run(info.Env(), std::move(b), info[2].ToBoolean(), "podnet:ipsetList");
+    return RunBaton(info.Env(), std::move(b), info[2].ToBoolean(), "podnet:ipsetList");
   }
 
   // entries(name | null, maxRecords): name starts the dump, null continues it.
@@ -315,7 +280,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     b->start = info[0].IsString();
     if (b->start) b->name = info[0].As<Napi::String>();
     b->max = info[1].As<Napi::Number>().Uint32Value();
-    return Run(info.Env(), std::move(b), false, "podnet:ipsetEntries");
+    return RunBaton(info.Env(), std::move(b), false, "podnet:ipsetEntries");
   }
 
   Napi::Value SetTimeout(const Napi::CallbackInfo& info) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ipset/constants.h"
+#include "netlink/session_lock.h"
 
 namespace podnet::ipset {
 
@@ -46,16 +47,7 @@ ErrorInfo Session::AckedRequest(const char* command, const std::string& set, int
 }
 
 ErrorInfo Session::Lock(std::unique_lock<std::mutex>* lock) {
-  *lock = std::unique_lock<std::mutex>(mu_, std::try_to_lock);
-  if (lock->owns_lock()) return ErrorInfo{};
-  if (engine_.transport().NeedsJsThread()) {
-    ErrorInfo err = SystemError(EDEADLK, "ipset");
-    err.code = "ERR_IPSET_REENTERED";
-    err.message = "ipset client called from inside its own netlink peer's exchange()";
-    return err;
-  }
-  lock->lock();
-  return ErrorInfo{};
+  return nl::LockSession(mu_, engine_.transport(), "ERR_IPSET_REENTERED", "ipset", lock);
 }
 
 ErrorInfo Session::Protocol(uint8_t* version) {

@@ -31,6 +31,20 @@ size_t Writer::BeginMessage(uint16_t type, uint16_t flags, uint32_t seq, uint8_t
   return offset;
 }
 
+size_t Writer::BeginRawMessage(uint16_t type, uint16_t flags, uint32_t seq, const void* fixed, size_t fixedLen) {
+  size_t offset = len_;
+  size_t padded = Align4(fixedLen);
+  uint8_t* at = Append(sizeof(nlmsghdr) + padded);
+  nlmsghdr hdr{};
+  hdr.nlmsg_type = type;
+  hdr.nlmsg_flags = flags;
+  hdr.nlmsg_seq = seq;
+  memcpy(at, &hdr, sizeof hdr);
+  if (fixedLen > 0) memcpy(at + sizeof hdr, fixed, fixedLen);
+  memset(at + sizeof hdr + fixedLen, 0, padded - fixedLen);
+  return offset;
+}
+
 void Writer::EndMessage(size_t offset) {
   uint32_t len = static_cast<uint32_t>(len_ - offset);
   memcpy(buf_.data() + offset, &len, sizeof len);

@@ -41,6 +41,9 @@ class Writer {
 
   // nlmsghdr + nfgenmsg; returns the message's offset for EndMessage().
   size_t BeginMessage(uint16_t type, uint16_t flags, uint32_t seq, uint8_t family);
+  // nlmsghdr + a family's own fixed header (rtmsg, ifinfomsg, ...), copied
+  // from fixed and padded to 4 bytes.
+  size_t BeginRawMessage(uint16_t type, uint16_t flags, uint32_t seq, const void* fixed, size_t fixedLen);
   void EndMessage(size_t offset);
 
   void Put(uint16_t type, const void* data, size_t len);

@@ -90,11 +90,13 @@ ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uin
       uint32_t index = hdr.nlmsg_seq - first;
       if (hdr.nlmsg_seq < first || index >= count || seen(index)) return ErrorInfo{};  // stale or foreign
       if (hdr.nlmsg_type != NLMSG_ERROR) {
+        messageType_ = hdr.nlmsg_type;
         if (onData) return onData(msg + sizeof(nlmsghdr), hdr.nlmsg_len - sizeof(nlmsghdr));
         return ErrorInfo{};
       }
       Ack ack;
       ack.index = index;
+      ack.flags = hdr.nlmsg_flags;
       ErrorInfo e = ReadError(hdr, msg, &ack.error, &ack.echo, &ack.echoLen);
       if (e.failed()) return e;
       markSeen(index);
@@ -111,6 +113,7 @@ ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uin
 ErrorInfo Engine::StartDump(const uint8_t* bytes, size_t len, uint32_t seq) {
   if (dirty_) transport_->Drain();
   dirty_ = true;  // until NLMSG_DONE
+  dumpInterrupted_ = false;
   return transport_->Send(bytes, len);
 }
 
@@ -127,6 +130,7 @@ ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, co
     err = ForEachMessage(rx_, rxLen_, [&](const nlmsghdr& hdr, const uint8_t* msg, bool* stop) -> ErrorInfo {
       if (hdr.nlmsg_seq != seq) return ErrorInfo{};
       relevant = true;
+      if (hdr.nlmsg_flags & NLM_F_DUMP_INTR) dumpInterrupted_ = true;
       if (hdr.nlmsg_type == NLMSG_DONE) {
         dirty_ = false;
         // NLMSG_DONE carries an int: non-zero when the dump itself failed.
@@ -149,6 +153,7 @@ ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, co
         }
         return ErrorInfo{};
       }
+      messageType_ = hdr.nlmsg_type;
       return onMessage(msg + sizeof(nlmsghdr), hdr.nlmsg_len - sizeof(nlmsghdr));
     });
     if (err.failed() || relevant) return err;

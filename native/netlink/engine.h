@@ -18,6 +18,7 @@ namespace podnet::nl {
 struct Ack {
   uint32_t index = 0;  // position of the request in the exchange
   int error = 0;
+  uint16_t flags = 0;  // of the NLMSG_ERROR: NLM_F_CAPPED, NLM_F_ACK_TLVS
   const uint8_t* echo = nullptr;  // echoed nlmsghdr + payload, valid during the callback
   size_t echoLen = 0;
 };
@@ -52,6 +53,13 @@ class Engine {
   // and feeds its messages; *done turns true at NLMSG_DONE or error.
   ErrorInfo StartDump(const uint8_t* bytes, size_t len, uint32_t seq);
   ErrorInfo NextDumpDatagram(uint32_t seq, int* replyError, bool* done, const MessageFn& onMessage);
+  // True when a message of the last dump carried NLM_F_DUMP_INTR: the kernel
+  // changed the table while dumping it, so the dump may have missed or
+  // repeated objects and should be taken again.
+  bool dump_interrupted() const { return dumpInterrupted_; }
+  // nlmsg_type of the message being handed to onData / onMessage right now:
+  // families whose replies come in several types check it.
+  uint16_t message_type() const { return messageType_; }
 
  private:
   std::unique_ptr<Transport> transport_;
@@ -62,6 +70,8 @@ class Engine {
   // Set when an exchange or dump ended early (timeout, error, abandoned
   // dump): replies may still be queued, so the next request drains first.
   bool dirty_ = false;
+  bool dumpInterrupted_ = false;
+  uint16_t messageType_ = 0;
 };
 
 }  // namespace podnet::nl

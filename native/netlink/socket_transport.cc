@@ -30,11 +30,11 @@ static void SetBuffer(int fd, int force, int plain, int size) {
   }
 }
 
-ErrorInfo SocketTransport::Open(int netnsFd, std::unique_ptr<SocketTransport>* out) {
+ErrorInfo SocketTransport::Open(int netnsFd, int protocol, std::unique_ptr<SocketTransport>* out) {
   int fd = -1;
   ErrorInfo inner;
   ErrorInfo err = RunInNetns(netnsFd, [&] {
-    fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+    fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
     if (fd < 0) inner = SystemError(errno, "socket");
   });
   if (err.failed()) return err;

@@ -6,11 +6,12 @@
 
 namespace podnet::nl {
 
-// A NETLINK_NETFILTER socket, created inside the namespace of netnsFd (or the
-// caller's when netnsFd < 0) and bound to it for life.
+// A netlink socket of one protocol (NETLINK_NETFILTER, NETLINK_ROUTE),
+// created inside the namespace of netnsFd (or the caller's when netnsFd < 0)
+// and bound to it for life.
 class SocketTransport final : public Transport {
  public:
-  static ErrorInfo Open(int netnsFd, std::unique_ptr<SocketTransport>* out);
+  static ErrorInfo Open(int netnsFd, int protocol, std::unique_ptr<SocketTransport>* out);
   ~SocketTransport() override;
 
   ErrorInfo Send(const uint8_t* data, size_t len) override;
