@@ -290,3 +290,36 @@ export class IptablesCommandError extends PodnetError {
     this.stderr = stderr;
   }
 }
+
+/** What an rtnetlink operation was about, as RtnetlinkError reports it. */
+export interface RtnetlinkErrorContext {
+  /** The operation: 'addRoute', 'delRoute', 'addRule', 'delRule', 'link', 'links', 'routes', ... */
+  operation: string;
+  /** The route, rule or link the operation was about, as the caller gave it. */
+  object?: unknown;
+  /** The kernel's own text from an extended ACK, when it sent one. */
+  kernelMessage?: string;
+  netns?: string;
+}
+
+/**
+ * RtnetlinkError is a failure the kernel's rtnetlink (or FakeRtnetlink) answered with: `code` is the errno name
+ * (`EEXIST`, `ESRCH`, `ENODEV`, `ENETUNREACH`, ...), `errno` its negative number, plus the operation, the object it
+ * was about, the kernel's extended-ACK text and the namespace. `isAlreadyExists` / `isNotFound` work on it.
+ */
+export class RtnetlinkError extends PodnetError {
+  readonly errno: number;
+  readonly syscall = 'sendmsg';
+  readonly operation: string;
+  readonly object: unknown;
+  readonly kernelMessage: string | undefined;
+  readonly netns: string | undefined;
+  constructor(message: string, code: string, errno: number, context: RtnetlinkErrorContext, options?: { cause?: unknown }) {
+    super(message, code, options);
+    this.errno = errno;
+    this.operation = context.operation;
+    this.object = context.object;
+    this.kernelMessage = context.kernelMessage;
+    this.netns = context.netns;
+  }
+}

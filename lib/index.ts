@@ -30,6 +30,8 @@ export { unmapIpv4 } from './ipset/address.js';
 export type { NetlinkPeer } from './netlink/peer.js';
 export { runInNetns, startInNetns, SAFE_PATH, type RunOptions, type RunResult, type StartedProgram } from './spawn.js';
 export * from './iptables/index.js';
+export * from './rtnetlink/index.js';
+export { RtnetlinkError, type RtnetlinkErrorContext } from './errors.js';
 export {
   IptablesRestoreError,
   IptablesLockTimeoutError,

@@ -100,6 +100,92 @@ export interface RawIpsetHandle {
   close(): void;
 }
 
+/** An attribute the route codec does not decode (native/rtnetlink/objects.h). */
+export interface RawRtAttr {
+  type: number;
+  data: Buffer;
+}
+
+export interface RawLink {
+  index: number;
+  name: string;
+  type: number;
+  flags: number;
+  mtu?: number;
+  operstate: number;
+  address?: string;
+  kind?: string;
+  master?: number;
+  unknown: RawRtAttr[];
+}
+
+export interface RawAddress {
+  family: number;
+  address: string;
+  prefixLength: number;
+  index: number;
+  scope: number;
+  flags: number;
+  peer?: string;
+  label?: string;
+  unknown: RawRtAttr[];
+}
+
+/** A route as decoded, or as handed to changeRoute (addresses then as bytes in network order). */
+export interface RawRoute<A = string> {
+  family: number;
+  dst?: A;
+  dstLength: number;
+  src?: A;
+  srcLength: number;
+  tos: number;
+  table: number;
+  protocol: number;
+  scope: number;
+  type: number;
+  flags: number;
+  gateway?: A;
+  prefsrc?: A;
+  oif?: number;
+  priority?: number;
+  unknown?: RawRtAttr[];
+}
+
+/** A rule as decoded, or as handed to changeRule (addresses then as bytes). */
+export interface RawRule<A = string> {
+  family: number;
+  src?: A;
+  srcLength: number;
+  dst?: A;
+  dstLength: number;
+  tos: number;
+  action: number;
+  flags: number;
+  table: number;
+  priority?: number;
+  mark?: number;
+  mask?: number;
+  goto?: number;
+  protocol: number;
+  iifname?: string;
+  oifname?: string;
+  unknown?: RawRtAttr[];
+}
+
+/** One netlink session speaking NETLINK_ROUTE (native/rtnetlink/rtnetlink_binding.cc). Every call is async. */
+export interface RawRtnetlinkHandle {
+  links(): Promise<RawLink[]>;
+  /** By index when index > 0, else by name; rejects with the kernel's ENODEV when missing. */
+  link(index: number, name: string): Promise<RawLink>;
+  addresses(family: number): Promise<RawAddress[]>;
+  routes(family: number): Promise<RawRoute[]>;
+  rules(family: number): Promise<RawRule[]>;
+  changeRoute(type: number, flags: number, route: RawRoute<Uint8Array>): Promise<void>;
+  changeRule(type: number, flags: number, rule: RawRule<Uint8Array>): Promise<void>;
+  setTimeout(ms: number): void;
+  close(): void;
+}
+
 /** What spawnInNetns resolves: the child ran (maybe killed by the deadline or the output limit) and was reaped. */
 export interface RawSpawnResult {
   exitCode: number | null;
@@ -126,6 +212,18 @@ export interface NativeBinding {
   IpsetHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawIpsetHandle;
   ipsetSyncFrame: RawSyncFrameLayout;
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
+  /** new RtnetlinkHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_ROUTE socket in that netns, or talks to a JS peer. */
+  RtnetlinkHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawRtnetlinkHandle;
+  rtnetlinkConstants: {
+    newRoute: number;
+    delRoute: number;
+    newRule: number;
+    delRule: number;
+    create: number;
+    excl: number;
+    replace: number;
+    dumpAttempts: number;
+  };
   /**
    * Forks, joins netnsFd's namespace (-1: stay), execs argv with exactly env ("NAME=value"), feeds stdin, collects
    * output until exit, kills the process group at the deadline or the output limit. Rejects only when the program

@@ -4,6 +4,7 @@
 
 #include "ipset/ipset_binding.h"
 #include "netns/netns_binding.h"
+#include "rtnetlink/rtnetlink_binding.h"
 #include "spawn/spawn_binding.h"
 #include "util/js_error.h"
 
@@ -34,6 +35,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
   RegisterNetns(env, exports);
   RegisterIpset(env, exports);
+  RegisterRtnetlink(env, exports);
   RegisterSpawn(env, exports);
   return exports;
 }

@@ -1,0 +1,262 @@
+/**
+ * Rtnetlink: links, addresses, routes and policy rules of one network namespace over NETLINK_ROUTE, spoken by the
+ * addon's route codec on the same netlink engine as ipset (no `ip` binary). Adds are exclusive: a duplicate route or
+ * rule fails with EEXIST; replacing a route is explicit. Operations run one after another in call order.
+ */
+import { PodnetError, RtnetlinkError, withCallerStack } from '../errors.js';
+import { native, type RawRtnetlinkHandle } from '../native.js';
+import type { NetlinkPeer } from '../netlink/peer.js';
+import { Netns } from '../netns.js';
+import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
+import { toAddress, toLink, toRoute, toRule } from './decode.js';
+import { withContext } from './errors.js';
+import { AF_UNSPEC, afOf } from './names.js';
+import { checkRoute, checkRule } from './spec.js';
+import type { Address, IpFamily, Link, Route, RouteSpec, RtnetlinkOpenOptions, RoutingRule, RoutingRuleSpec } from './types.js';
+
+const K = native.rtnetlinkConstants;
+const IFNAME_MAX = 15;
+
+function checkFamilyFilter(name: string, value: unknown): number {
+  if (value === undefined) return AF_UNSPEC;
+  if (value !== 4 && value !== 6) throw invalidValue(name, '4 or 6', value);
+  return afOf(value);
+}
+
+function checkFlag(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw invalidType(name, 'a boolean', value);
+  return value;
+}
+
+/** Rtnetlink is an open NETLINK_ROUTE session in one namespace. Close it (or `using` it) when done. */
+export class Rtnetlink implements Disposable {
+  #handle: RawRtnetlinkHandle | undefined;
+  readonly #netns: Netns | undefined;
+  #tail: Promise<unknown> = Promise.resolve();
+
+  private constructor(handle: RawRtnetlinkHandle, netns: Netns | undefined) {
+    this.#handle = handle;
+    this.#netns = netns;
+  }
+
+  /**
+   * Rtnetlink.open opens a NETLINK_ROUTE socket inside the namespace (a Netns or a path; default: the current one),
+   * or talks to a NetlinkPeer such as FakeRtnetlink. Throws InvalidArgumentError on bad options, PodnetSystemError
+   * when the namespace cannot be opened or entered.
+   */
+  static async open(options: RtnetlinkOpenOptions = {}): Promise<Rtnetlink> {
+    const opts = checkOptions<RtnetlinkOpenOptions>('options', options);
+    const timeoutMs = opts.timeoutMs === undefined ? 5000 : checkInteger('options.timeoutMs', opts.timeoutMs, 1, 3_600_000);
+    const peer = opts.netlink;
+    if (peer !== undefined && typeof (peer as NetlinkPeer).exchange !== 'function') {
+      throw invalidType('options.netlink', 'a NetlinkPeer (an object with exchange())', peer);
+    }
+    let netns: Netns | undefined;
+    if (opts.netns instanceof Netns) netns = opts.netns.reopen();
+    else if (typeof opts.netns === 'string') netns = Netns.open(opts.netns);
+    else if (opts.netns !== undefined) throw invalidType('options.netns', 'a Netns or a path', opts.netns);
+    try {
+      const handle = peer
+        ? new native.RtnetlinkHandle(-1, timeoutMs, (req) => peer.exchange(req))
+        : new native.RtnetlinkHandle(netns ? netns.fd : -1, timeoutMs);
+      return new Rtnetlink(handle, netns);
+    } catch (err) {
+      netns?.close();
+      throw err;
+    }
+  }
+
+  /** netns is the namespace this client works in (undefined: the process's own, or a peer's). */
+  get netns(): Netns | undefined {
+    return this.#netns;
+  }
+
+  /** closed tells whether close() was called. */
+  get closed(): boolean {
+    return this.#handle === undefined;
+  }
+
+  #live(): RawRtnetlinkHandle {
+    if (!this.#handle) throw new PodnetError('rtnetlink client is closed', 'ERR_RTNETLINK_CLOSED');
+    return this.#handle;
+  }
+
+  /** Runs fn after every operation queued before it (the queue survives failures), with context on its errors. */
+  #serial<T>(operation: string, object: unknown, fn: (h: RawRtnetlinkHandle) => Promise<T>): Promise<T> {
+    const caller = new Error();
+    const handle = this.#live();
+    const run = this.#tail.then(() => fn(handle)).catch((err: unknown) => {
+      throw withContext(err, operation, object, this.#netns?.path);
+    });
+    this.#tail = run.catch(() => undefined);
+    return withCallerStack(run, caller);
+  }
+
+  /** links lists every link of the namespace. Throws PodnetSystemError (ETIMEDOUT, EBADMSG, ...) on failure. */
+  async links(): Promise<Link[]> {
+    return this.#serial('links', undefined, async (h) => (await h.links()).map(toLink));
+  }
+
+  /**
+   * link returns one link by name or index. Throws RtnetlinkError with code `ENOENT` (errno -2) when there is no
+   * such link (the kernel's own answer, ENODEV, is its `cause`), InvalidArgumentError on a bad name or index.
+   */
+  async link(nameOrIndex: string | number): Promise<Link> {
+    let index = 0;
+    let name = '';
+    if (typeof nameOrIndex === 'number') {
+      index = checkInteger('nameOrIndex', nameOrIndex, 1, 0x7fffffff);
+    } else {
+      name = checkString('nameOrIndex', nameOrIndex, IFNAME_MAX);
+      if (/[\s/]/.test(name)) throw invalidValue('nameOrIndex', 'an interface name (no whitespace or slash)', nameOrIndex);
+    }
+    return this.#serial('link', nameOrIndex, (h) => this.#lookup(h, index, name, 'link', nameOrIndex));
+  }
+
+  /** One link; the kernel's ENODEV for a missing one becomes ENOENT (what the caller asked for is not there). */
+  async #lookup(h: RawRtnetlinkHandle, index: number, name: string, operation: string, object: unknown): Promise<Link> {
+    try {
+      return toLink(await h.link(index, name));
+    } catch (err) {
+      if (err instanceof RtnetlinkError && err.code === 'ENODEV') {
+        const what = index > 0 ? `index ${index}` : `'${name}'`;
+        throw new RtnetlinkError(`rtnetlink ${operation}: no link ${what} (ENOENT)`, 'ENOENT', -2, {
+          operation,
+          object,
+          netns: this.#netns?.path,
+        }, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /** addresses lists interface addresses, optionally of one link (index or name) and one family. */
+  async addresses(filter: { link?: number | string; family?: IpFamily } = {}): Promise<Address[]> {
+    const f = checkOptions<{ link?: number | string; family?: IpFamily }>('filter', filter);
+    const af = checkFamilyFilter('filter.family', f.family);
+    const link = f.link;
+    if (link !== undefined && typeof link !== 'number' && typeof link !== 'string') {
+      throw invalidType('filter.link', 'a link index or name', link);
+    }
+    if (typeof link === 'string') checkString('filter.link', link, IFNAME_MAX);
+    if (typeof link === 'number') checkInteger('filter.link', link, 1, 0x7fffffff);
+    return this.#serial('addresses', filter, async (h) => {
+      const index = typeof link === 'string' ? (await this.#lookup(h, 0, link, 'addresses', filter)).index : link;
+      const all = (await h.addresses(af)).map(toAddress).filter((a): a is Address => a !== undefined);
+      return index === undefined ? all : all.filter((a) => a.link === index);
+    });
+  }
+
+  /** routes lists routes of every table (or one table id) and family. Throws as links() does. */
+  async routes(filter: { table?: number; family?: IpFamily } = {}): Promise<Route[]> {
+    const f = checkOptions<{ table?: number; family?: IpFamily }>('filter', filter);
+    const af = checkFamilyFilter('filter.family', f.family);
+    const table = f.table === undefined ? undefined : checkInteger('filter.table', f.table, 0, 0xffffffff);
+    return this.#serial('routes', filter, async (h) => {
+      const all = (await h.routes(af)).map(toRoute).filter((r): r is Route => r !== undefined);
+      return table === undefined ? all : all.filter((r) => r.table === table);
+    });
+  }
+
+  /**
+   * addRoute adds a route, exclusively: an identical route (same table, prefix, tos and metric) fails with
+   * RtnetlinkError `EEXIST`. `{ replace: true }` replaces it instead (RouteReplace). Other kernel refusals:
+   * `ENODEV` (no such oif), `ENETUNREACH` (gateway not reachable), `EINVAL`. InvalidArgumentError before anything is
+   * sent for a bad spec.
+   */
+  async addRoute(route: RouteSpec, options: { replace?: boolean } = {}): Promise<void> {
+    const checked = checkRoute(route, false);
+    const replace = checkFlag('options.replace', checkOptions<{ replace?: boolean }>('options', options).replace);
+    const flags = K.create | (replace ? K.replace : K.excl);
+    return this.#serial('addRoute', route, async (h) => {
+      if (checked.oifName !== undefined) checked.raw.oif = (await this.#linkIndex(h, checked.oifName, 'addRoute', route));
+      await h.changeRoute(K.newRoute, flags, checked.raw);
+    });
+  }
+
+  /**
+   * delRoute deletes the route that matches the spec (unset type, scope and protocol match any). A missing route
+   * fails with RtnetlinkError `ESRCH` (the kernel's answer; isNotFound() is true), unless `{ ignoreMissing: true }`.
+   */
+  async delRoute(route: RouteSpec | Route, options: { ignoreMissing?: boolean } = {}): Promise<void> {
+    const checked = checkRoute(route, true);
+    const ignore = checkFlag('options.ignoreMissing', checkOptions<{ ignoreMissing?: boolean }>('options', options).ignoreMissing);
+    return this.#serial('delRoute', route, async (h) => {
+      try {
+        if (checked.oifName !== undefined) checked.raw.oif = await this.#linkIndex(h, checked.oifName, 'delRoute', route);
+        await h.changeRoute(K.delRoute, 0, checked.raw);
+      } catch (err) {
+        if (ignore && err instanceof RtnetlinkError && (err.code === 'ESRCH' || err.code === 'ENOENT')) return;
+        throw err;
+      }
+    });
+  }
+
+  /** rules lists policy routing rules of both families, or of one. Throws as links() does. */
+  async rules(filter: { family?: IpFamily } = {}): Promise<RoutingRule[]> {
+    const f = checkOptions<{ family?: IpFamily }>('filter', filter);
+    const af = checkFamilyFilter('filter.family', f.family);
+    return this.#serial('rules', filter, async (h) => (await h.rules(af)).map(toRule).filter((r): r is RoutingRule => r !== undefined));
+  }
+
+  /**
+   * addRule adds a policy rule, exclusively: an identical rule fails with RtnetlinkError `EEXIST`. InvalidArgumentError
+   * before anything is sent for a bad spec.
+   */
+  async addRule(rule: RoutingRuleSpec): Promise<void> {
+    const raw = checkRule(rule, false);
+    return this.#serial('addRule', rule, (h) => h.changeRule(K.newRule, K.create | K.excl, raw));
+  }
+
+  /**
+   * delRule deletes the first rule that matches the spec (only the fields given are compared). A missing rule fails
+   * with RtnetlinkError `ENOENT`, unless `{ ignoreMissing: true }`.
+   */
+  async delRule(rule: RoutingRuleSpec | RoutingRule, options: { ignoreMissing?: boolean } = {}): Promise<void> {
+    const raw = checkRule(rule, true);
+    const ignore = checkFlag('options.ignoreMissing', checkOptions<{ ignoreMissing?: boolean }>('options', options).ignoreMissing);
+    return this.#serial('delRule', rule, async (h) => {
+      try {
+        await h.changeRule(K.delRule, 0, raw);
+      } catch (err) {
+        if (ignore && err instanceof RtnetlinkError && err.code === 'ENOENT') return;
+        throw err;
+      }
+    });
+  }
+
+  async #linkIndex(h: RawRtnetlinkHandle, name: string, operation: string, object: unknown): Promise<number> {
+    try {
+      return (await h.link(0, name)).index;
+    } catch (err) {
+      if (err instanceof RtnetlinkError && err.code === 'ENODEV') {
+        throw new RtnetlinkError(`rtnetlink ${operation}: no link named '${name}'`, 'ENODEV', err.errno, {
+          operation,
+          object,
+          netns: this.#netns?.path,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * close refuses new operations at once (they reject with `ERR_RTNETLINK_CLOSED`) and releases the socket and the
+   * namespace handle when the operations queued before it have finished; idempotent.
+   */
+  close(): void {
+    const h = this.#handle;
+    if (!h) return;
+    this.#handle = undefined;
+    const netns = this.#netns;
+    void this.#tail.then(() => {
+      h.close();
+      netns?.close();
+    });
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

@@ -1,0 +1,389 @@
+// JS surface of native/rtnetlink: an RtnetlinkHandle owning one Session (a
+// NETLINK_ROUTE socket in a namespace, or a JS peer). Every operation is a
+// baton run on a libuv worker, or inline on the JS thread for JS peers.
+// Objects cross the boundary as plain JS objects built in Result(), with
+// addresses formatted as the kernel's tools print them.
+#include "rtnetlink/rtnetlink_binding.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "netlink/js_transport.h"
+#include "netlink/socket_transport.h"
+#include "rtnetlink/session.h"
+#include "util/constants_object.h"
+#include "util/js_error.h"
+#include "util/run_baton.h"
+
+namespace podnet {
+
+using rt::Session;
+using SessionPtr = std::shared_ptr<Session>;
+
+template <typename Derived>
+using Baton = SessionBaton<Derived, Session>;
+
+// "10.0.0.1", "fd00::1", or hex bytes for families podnet does not format.
+static std::string FormatAddr(uint8_t family, const std::vector<uint8_t>& a) {
+  char text[INET6_ADDRSTRLEN];
+  if (family == AF_INET && a.size() == 4 && inet_ntop(AF_INET, a.data(), text, sizeof text)) return text;
+  if (family == AF_INET6 && a.size() == 16 && inet_ntop(AF_INET6, a.data(), text, sizeof text)) return text;
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : a) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+static std::string FormatLinkAddr(const std::vector<uint8_t>& a) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < a.size(); i++) {
+    if (i > 0) out += ':';
+    out += kHex[a[i] >> 4];
+    out += kHex[a[i] & 15];
+  }
+  return out;
+}
+
+static Napi::Array Unknown(Napi::Env env, const std::vector<rt::RawAttr>& attrs) {
+  Napi::Array out = Napi::Array::New(env, attrs.size());
+  for (size_t i = 0; i < attrs.size(); i++) {
+    Napi::Object a = Napi::Object::New(env);
+    a.Set("type", attrs[i].type);
+    a.Set("data", Napi::Buffer<uint8_t>::Copy(env, attrs[i].data.data(), attrs[i].data.size()));
+    out.Set(static_cast<uint32_t>(i), a);
+  }
+  return out;
+}
+
+static void SetAddr(Napi::Object o, const char* key, uint8_t family, const std::vector<uint8_t>& a) {
+  if (!a.empty()) o.Set(key, FormatAddr(family, a));
+}
+
+static Napi::Object LinkObject(Napi::Env env, const rt::Link& l) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("index", l.index);
+  o.Set("name", l.name);
+  o.Set("type", l.type);
+  o.Set("flags", l.flags);
+  if (l.hasMtu) o.Set("mtu", l.mtu);
+  o.Set("operstate", l.operstate);
+  if (!l.address.empty()) o.Set("address", FormatLinkAddr(l.address));
+  if (!l.kind.empty()) o.Set("kind", l.kind);
+  if (l.hasMaster) o.Set("master", l.master);
+  o.Set("unknown", Unknown(env, l.unknown));
+  return o;
+}
+
+static Napi::Object AddressObject(Napi::Env env, const rt::Address& a) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", a.family);
+  o.Set("address", FormatAddr(a.family, a.address));
+  o.Set("prefixLength", a.prefixLength);
+  o.Set("index", a.index);
+  o.Set("scope", a.scope);
+  o.Set("flags", a.flags);
+  SetAddr(o, "peer", a.family, a.peer);
+  if (!a.label.empty()) o.Set("label", a.label);
+  o.Set("unknown", Unknown(env, a.unknown));
+  return o;
+}
+
+static Napi::Object RouteObject(Napi::Env env, const rt::Route& r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", r.family);
+  SetAddr(o, "dst", r.family, r.dst);
+  o.Set("dstLength", r.dstLength);
+  SetAddr(o, "src", r.family, r.src);
+  o.Set("srcLength", r.srcLength);
+  o.Set("tos", r.tos);
+  o.Set("table", r.table);
+  o.Set("protocol", r.protocol);
+  o.Set("scope", r.scope);
+  o.Set("type", r.type);
+  o.Set("flags", r.flags);
+  SetAddr(o, "gateway", r.family, r.gateway);
+  SetAddr(o, "prefsrc", r.family, r.prefsrc);
+  if (r.hasOif) o.Set("oif", r.oif);
+  if (r.hasPriority) o.Set("priority", r.priority);
+  o.Set("unknown", Unknown(env, r.unknown));
+  return o;
+}
+
+static Napi::Object RuleObject(Napi::Env env, const rt::Rule& r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", r.family);
+  SetAddr(o, "src", r.family, r.src);
+  o.Set("srcLength", r.srcLength);
+  SetAddr(o, "dst", r.family, r.dst);
+  o.Set("dstLength", r.dstLength);
+  o.Set("tos", r.tos);
+  o.Set("action", r.action);
+  o.Set("flags", r.flags);
+  o.Set("table", r.table);
+  if (r.hasPriority) o.Set("priority", r.priority);
+  if (r.hasMark) o.Set("mark", r.mark);
+  if (r.hasMask) o.Set("mask", r.mask);
+  if (r.hasGoto) o.Set("goto", r.gotoTarget);
+  o.Set("protocol", r.protocol);
+  if (!r.iifname.empty()) o.Set("iifname", r.iifname);
+  if (!r.oifname.empty()) o.Set("oifname", r.oifname);
+  o.Set("unknown", Unknown(env, r.unknown));
+  return o;
+}
+
+template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
+static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items) {
+  Napi::Array out = Napi::Array::New(env, items.size());
+  for (size_t i = 0; i < items.size(); i++) out.Set(static_cast<uint32_t>(i), Convert(env, items[i]));
+  return out;
+}
+
+struct LinksBaton : Baton<LinksBaton> {
+  std::vector<rt::Link> links;
+  void Locked() { error = session->Links(&links); }
+  Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Link, LinkObject>(env, links); }
+};
+
+struct LinkBaton : Baton<LinkBaton> {
+  uint32_t index = 0;
+  std::string name;
+  rt::Link link;
+  void Locked() { error = session->GetLink(index, name, &link); }
+  Napi::Value Result(Napi::Env env) { return LinkObject(env, link); }
+};
+
+struct AddressesBaton : Baton<AddressesBaton> {
+  uint8_t family = 0;
+  std::vector<rt::Address> addresses;
+  void Locked() { error = session->Addresses(family, &addresses); }
+  Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Address, AddressObject>(env, addresses); }
+};
+
+struct RoutesBaton : Baton<RoutesBaton> {
+  uint8_t family = 0;
+  std::vector<rt::Route> routes;
+  void Locked() { error = session->Routes(family, &routes); }
+  Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Route, RouteObject>(env, routes); }
+};
+
+struct RulesBaton : Baton<RulesBaton> {
+  uint8_t family = 0;
+  std::vector<rt::Rule> rules;
+  void Locked() { error = session->Rules(family, &rules); }
+  Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Rule, RuleObject>(env, rules); }
+};
+
+struct ChangeRouteBaton : Baton<ChangeRouteBaton> {
+  uint16_t type = 0, flags = 0;
+  rt::Route route;
+  void Locked() { error = session->ChangeRoute(type, flags, route); }
+  Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+};
+
+struct ChangeRuleBaton : Baton<ChangeRuleBaton> {
+  uint16_t type = 0, flags = 0;
+  rt::Rule rule;
+  void Locked() { error = session->ChangeRule(type, flags, rule); }
+  Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+};
+
+// Readers for the plain objects lib/rtnetlink passes in (already validated there).
+static uint32_t U32(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  return v.IsNumber() ? v.As<Napi::Number>().Uint32Value() : 0;
+}
+
+static bool OptU32(const Napi::Object& o, const char* key, uint32_t* out) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsNumber()) return false;
+  *out = v.As<Napi::Number>().Uint32Value();
+  return true;
+}
+
+static std::vector<uint8_t> Bytes(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsTypedArray()) return {};
+  Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+  return std::vector<uint8_t>(a.Data(), a.Data() + a.ByteLength());
+}
+
+static std::string Str(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  return v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
+}
+
+static rt::Route RouteFrom(const Napi::Object& o) {
+  rt::Route r;
+  r.family = static_cast<uint8_t>(U32(o, "family"));
+  r.dstLength = static_cast<uint8_t>(U32(o, "dstLength"));
+  r.srcLength = static_cast<uint8_t>(U32(o, "srcLength"));
+  r.tos = static_cast<uint8_t>(U32(o, "tos"));
+  r.table = U32(o, "table");
+  r.protocol = static_cast<uint8_t>(U32(o, "protocol"));
+  r.scope = static_cast<uint8_t>(U32(o, "scope"));
+  r.type = static_cast<uint8_t>(U32(o, "type"));
+  r.flags = U32(o, "flags");
+  r.dst = Bytes(o, "dst");
+  r.src = Bytes(o, "src");
+  r.gateway = Bytes(o, "gateway");
+  r.prefsrc = Bytes(o, "prefsrc");
+  r.hasOif = OptU32(o, "oif", &r.oif);
+  r.hasPriority = OptU32(o, "priority", &r.priority);
+  return r;
+}
+
+static rt::Rule RuleFrom(const Napi::Object& o) {
+  rt::Rule r;
+  r.family = static_cast<uint8_t>(U32(o, "family"));
+  r.dstLength = static_cast<uint8_t>(U32(o, "dstLength"));
+  r.srcLength = static_cast<uint8_t>(U32(o, "srcLength"));
+  r.tos = static_cast<uint8_t>(U32(o, "tos"));
+  r.action = static_cast<uint8_t>(U32(o, "action"));
+  r.flags = U32(o, "flags");
+  r.table = U32(o, "table");
+  r.hasPriority = OptU32(o, "priority", &r.priority);
+  r.hasMark = OptU32(o, "mark", &r.mark);
+  r.hasMask = OptU32(o, "mask", &r.mask);
+  r.hasGoto = OptU32(o, "goto", &r.gotoTarget);
+  r.protocol = static_cast<uint8_t>(U32(o, "protocol"));
+  r.src = Bytes(o, "src");
+  r.dst = Bytes(o, "dst");
+  r.iifname = Str(o, "iifname");
+  r.oifname = Str(o, "oifname");
+  return r;
+}
+
+class RtnetlinkHandle : public Napi::ObjectWrap<RtnetlinkHandle> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "RtnetlinkHandle",
+                       {
+                           InstanceMethod<&RtnetlinkHandle::Links>("links"),
+                           InstanceMethod<&RtnetlinkHandle::Link>("link"),
+                           InstanceMethod<&RtnetlinkHandle::Addresses>("addresses"),
+                           InstanceMethod<&RtnetlinkHandle::Routes>("routes"),
+                           InstanceMethod<&RtnetlinkHandle::Rules>("rules"),
+                           InstanceMethod<&RtnetlinkHandle::ChangeRoute>("changeRoute"),
+                           InstanceMethod<&RtnetlinkHandle::ChangeRule>("changeRule"),
+                           InstanceMethod<&RtnetlinkHandle::SetTimeout>("setTimeout"),
+                           InstanceMethod<&RtnetlinkHandle::Close>("close"),
+                       });
+  }
+
+  // new RtnetlinkHandle(netnsFd, timeoutMs, exchange?)
+  explicit RtnetlinkHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RtnetlinkHandle>(info) {
+    Napi::Env env = info.Env();
+    int netnsFd = info[0].As<Napi::Number>().Int32Value();
+    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
+    std::unique_ptr<nl::Transport> transport;
+    if (info.Length() > 2 && info[2].IsFunction()) {
+      transport = std::make_unique<nl::JsTransport>(env, info[2].As<Napi::Function>());
+    } else {
+      std::unique_ptr<nl::SocketTransport> socket;
+      ErrorInfo err = nl::SocketTransport::Open(netnsFd, NETLINK_ROUTE, &socket);
+      if (err.failed()) ThrowError(env, err);
+      transport = std::move(socket);
+    }
+    session_ = std::make_shared<Session>(std::move(transport), timeoutMs);
+  }
+
+ private:
+  // A copy: a JS peer's exchange() may close the handle during the operation.
+  SessionPtr Live(Napi::Env env) {
+    if (!session_) {
+      ErrorInfo err = SystemError(EBADF, "rtnetlink");
+      err.code = "ERR_RTNETLINK_CLOSED";
+      err.message = "rtnetlink handle is closed";
+      ThrowError(env, err);
+    }
+    return session_;
+  }
+
+  template <typename B>
+  Napi::Value Start(const Napi::CallbackInfo& info, std::unique_ptr<B> b, const char* name) {
+    b->session = Live(info.Env());
+    return RunBaton(info.Env(), std::move(b), false, name);
+  }
+
+  Napi::Value Links(const Napi::CallbackInfo& info) {
+    return Start(info, std::make_unique<LinksBaton>(), "podnet:rtnetlinkLinks");
+  }
+
+  // link(index, name): index > 0 wins.
+  Napi::Value Link(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<LinkBaton>();
+    b->index = info[0].As<Napi::Number>().Uint32Value();
+    b->name = info[1].As<Napi::String>();
+    return Start(info, std::move(b), "podnet:rtnetlinkLink");
+  }
+
+  template <typename B>
+  Napi::Value FamilyDump(const Napi::CallbackInfo& info, const char* name) {
+    auto b = std::make_unique<B>();
+    b->family = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+    return Start(info, std::move(b), name);
+  }
+
+  Napi::Value Addresses(const Napi::CallbackInfo& info) {
+    return FamilyDump<AddressesBaton>(info, "podnet:rtnetlinkAddresses");
+  }
+  Napi::Value Routes(const Napi::CallbackInfo& info) { return FamilyDump<RoutesBaton>(info, "podnet:rtnetlinkRoutes"); }
+  Napi::Value Rules(const Napi::CallbackInfo& info) { return FamilyDump<RulesBaton>(info, "podnet:rtnetlinkRules"); }
+
+  // changeRoute(type, flags, route) / changeRule(type, flags, rule)
+  Napi::Value ChangeRoute(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<ChangeRouteBaton>();
+    b->type = static_cast<uint16_t>(info[0].As<Napi::Number>().Uint32Value());
+    b->flags = static_cast<uint16_t>(info[1].As<Napi::Number>().Uint32Value());
+    b->route = RouteFrom(info[2].As<Napi::Object>());
+    return Start(info, std::move(b), "podnet:rtnetlinkChangeRoute");
+  }
+
+  Napi::Value ChangeRule(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<ChangeRuleBaton>();
+    b->type = static_cast<uint16_t>(info[0].As<Napi::Number>().Uint32Value());
+    b->flags = static_cast<uint16_t>(info[1].As<Napi::Number>().Uint32Value());
+    b->rule = RuleFrom(info[2].As<Napi::Object>());
+    return Start(info, std::move(b), "podnet:rtnetlinkChangeRule");
+  }
+
+  Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
+    SessionPtr s = Live(info.Env());
+    std::unique_lock<std::mutex> lock;
+    ErrorInfo err = s->Lock(&lock);
+    if (err.failed()) ThrowError(info.Env(), err);
+    s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
+    return info.Env().Undefined();
+  }
+
+  // Pending async work keeps its own reference; the socket closes when it ends.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    session_.reset();
+    return info.Env().Undefined();
+  }
+
+  SessionPtr session_;
+};
+
+void RegisterRtnetlink(Napi::Env env, Napi::Object exports) {
+  exports.Set("RtnetlinkHandle", RtnetlinkHandle::Define(env));
+  exports.Set("rtnetlinkConstants",
+              ConstantsObject(env, {{"newRoute", RTM_NEWROUTE}, {"delRoute", RTM_DELROUTE},
+                                    {"newRule", RTM_NEWRULE}, {"delRule", RTM_DELRULE},
+                                    {"create", NLM_F_CREATE}, {"excl", NLM_F_EXCL}, {"replace", NLM_F_REPLACE},
+                                    {"dumpAttempts", rt::kDumpAttempts}}));
+}
+
+}  // namespace podnet

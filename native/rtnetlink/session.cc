@@ -1,0 +1,130 @@
+#include "rtnetlink/session.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "netlink/session_lock.h"
+#include "rtnetlink/codec.h"
+
+namespace podnet::rt {
+
+static ErrorInfo Malformed(const char* what, const char* why) {
+  ErrorInfo err = SystemError(EBADMSG, "recv");
+  err.message = std::string("malformed rtnetlink reply (") + what + "): " + why;
+  return err;
+}
+
+static ErrorInfo KernelError(int error, const char* command, const std::string& text) {
+  ErrorInfo info;
+  info.kind = "rtnetlink";
+  info.err = error;
+  info.syscall = "sendmsg";
+  info.With("command", command);
+  if (!text.empty()) info.With("kernelMessage", text);
+  return info;
+}
+
+ErrorInfo Session::Lock(std::unique_lock<std::mutex>* lock) {
+  return nl::LockSession(mu_, engine_.transport(), "ERR_RTNETLINK_REENTERED", "rtnetlink", lock);
+}
+
+template <typename T, typename Decode>
+ErrorInfo Session::DumpAll(uint16_t type, uint16_t replyType, uint8_t family, const char* what, Decode decode,
+                           std::vector<T>* out) {
+  for (int attempt = 0; attempt < kDumpAttempts; attempt++) {
+    out->clear();
+    w_.Clear();
+    uint32_t seq = engine_.ReserveSeq(1);
+    EncodeDump(w_, type, seq, family);
+    int kerr = 0;
+    ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, [&](const uint8_t* p, size_t n) -> ErrorInfo {
+      if (engine_.message_type() != replyType) return Malformed(what, "a message of another type in the dump");
+      T obj;
+      const char* why = "";
+      if (!decode(p, n, &obj, &why)) return Malformed(what, why);
+      out->push_back(std::move(obj));
+      return ErrorInfo{};
+    });
+    if (err.failed()) return err;
+    if (kerr != 0) return KernelError(kerr, what, "");
+    if (!engine_.dump_interrupted()) return ErrorInfo{};
+  }
+  out->clear();
+  ErrorInfo err = SystemError(EAGAIN, "recv");
+  err.message = std::string("rtnetlink dump of ") + what + " was interrupted by changes " +
+                std::to_string(kDumpAttempts) + " times in a row";
+  return err;
+}
+
+ErrorInfo Session::Links(std::vector<Link>* out) {
+  return DumpAll(RTM_GETLINK, RTM_NEWLINK, AF_UNSPEC, "links", DecodeLink, out);
+}
+
+ErrorInfo Session::Addresses(uint8_t family, std::vector<Address>* out) {
+  return DumpAll(RTM_GETADDR, RTM_NEWADDR, family, "addresses", DecodeAddress, out);
+}
+
+ErrorInfo Session::Routes(uint8_t family, std::vector<Route>* out) {
+  return DumpAll(RTM_GETROUTE, RTM_NEWROUTE, family, "routes", DecodeRoute, out);
+}
+
+ErrorInfo Session::Rules(uint8_t family, std::vector<Rule>* out) {
+  return DumpAll(RTM_GETRULE, RTM_NEWRULE, family, "rules", DecodeRule, out);
+}
+
+ErrorInfo Session::GetLink(uint32_t index, const std::string& name, Link* out) {
+  w_.Clear();
+  uint32_t seq = engine_.ReserveSeq(1);
+  EncodeGetLink(w_, seq, index, name);
+  int kerr = 0;
+  std::string text;
+  bool got = false;
+  ErrorInfo err = engine_.Exchange(
+      w_.data(), w_.size(), seq, 1,
+      [&](const nl::Ack& ack) {
+        kerr = ack.error;
+        if (kerr != 0) text = ExtAckMessage(ack);
+      },
+      [&](const uint8_t* p, size_t n) -> ErrorInfo {
+        if (engine_.message_type() != RTM_NEWLINK) return Malformed("link", "a message of another type");
+        const char* why = "";
+        if (!DecodeLink(p, n, out, &why)) return Malformed("link", why);
+        got = true;
+        return ErrorInfo{};
+      });
+  if (err.failed()) return err;
+  if (kerr != 0) return KernelError(kerr, "getLink", text);
+  if (!got) return Malformed("link", "acknowledged without the link");
+  return ErrorInfo{};
+}
+
+ErrorInfo Session::Change(const char* command) {
+  uint32_t seq;
+  memcpy(&seq, w_.data() + 8, 4);
+  int kerr = 0;
+  std::string text;
+  ErrorInfo err = engine_.Exchange(w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) {
+    kerr = ack.error;
+    if (kerr != 0) text = ExtAckMessage(ack);
+  });
+  if (err.failed()) return err;
+  if (kerr != 0) return KernelError(kerr, command, text);
+  return ErrorInfo{};
+}
+
+ErrorInfo Session::ChangeRoute(uint16_t type, uint16_t flags, const Route& route) {
+  w_.Clear();
+  EncodeRoute(w_, type, flags, engine_.ReserveSeq(1), route);
+  return Change(type == RTM_NEWROUTE ? "addRoute" : "delRoute");
+}
+
+ErrorInfo Session::ChangeRule(uint16_t type, uint16_t flags, const Rule& rule) {
+  w_.Clear();
+  EncodeRule(w_, type, flags, engine_.ReserveSeq(1), rule);
+  return Change(type == RTM_NEWRULE ? "addRule" : "delRule");
+}
+
+}  // namespace podnet::rt
