@@ -172,7 +172,9 @@ bool ParseEntryAttrs(const uint8_t* data, size_t len, uint8_t family, Record* r)
     r->flags |= kHasCounters;
   }
   if (tb[IPSET_ATTR_COMMENT].present()) {
-    if (!nl::GetString(tb[IPSET_ATTR_COMMENT], &r->comment)) return false;
+    // The kernel keeps at most kMaxCommentLen bytes; a longer comment makes a
+    // record that RecordReader and JS refuse (and past 65k, a wrapped size).
+    if (!nl::GetString(tb[IPSET_ATTR_COMMENT], &r->comment) || r->comment.size() > kMaxCommentLen) return false;
     r->flags |= kHasComment;
   }
   return true;
