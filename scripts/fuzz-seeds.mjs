@@ -269,3 +269,55 @@ export function writeSeeds(fixturesDir, outDir) {
   }
   return { engine: engine.count, ipset: ipset.count, records: records.count };
 }
+
+// The rtnetlink target's op byte for a captured request (rtnetlink_fuzz.cc's
+// header): the kind in bits 0-2, the family in bits 3-4 for dumps, delete in
+// bit 3 for changes.
+const RTM = { GETLINK: 18, GETADDR: 22, NEWROUTE: 24, DELROUTE: 25, GETROUTE: 26, NEWRULE: 32, DELRULE: 33, GETRULE: 34 };
+function rtOp(request) {
+  const type = request.readUInt16LE(4);
+  const familyBits = [0, 2, 10].indexOf(request[16]) << 3;
+  switch (type) {
+    case RTM.GETLINK: return (request.readUInt16LE(6) & NLM_F_DUMP) === NLM_F_DUMP ? 0 : 1;
+    case RTM.GETADDR: return 2 | familyBits;
+    case RTM.GETROUTE: return 3 | familyBits;
+    case RTM.GETRULE: return 4 | familyBits;
+    case RTM.NEWROUTE: return 5;
+    case RTM.DELROUTE: return 5 | 8;
+    case RTM.NEWRULE: return 6;
+    case RTM.DELRULE: return 6 | 8;
+    default: return null;
+  }
+}
+
+/**
+ * writeRtnetlinkSeeds replaces outDir/rtnetlink/ with seeds made from the
+ * captured replies in fixturesDir/*.hex (test/fixtures/rtnetlink): each step
+ * as one op, runs of steps as one input, and each dumped message's payload
+ * for the decoders alone. Returns the count.
+ */
+export function writeRtnetlinkSeeds(fixturesDir, outDir) {
+  const seeds = new SeedDir(join(outDir, 'rtnetlink'));
+  for (const file of readdirSync(fixturesDir).filter((f) => f.endsWith('.hex')).sort()) {
+    const steps = loadSteps(join(fixturesDir, file));
+    const ops = [];
+    steps.forEach((step, i) => {
+      if (step.request.length < 16) return;
+      const op = rtOp(step.request);
+      if (op === null) return;
+      const frames = replyFrames(step);
+      seeds.add(`${file}-${i}-${step.label}`, [control(9, [0, op]), ...frames]);
+      ops.push({ op, frames });
+      for (const reply of step.replies) {
+        for (const m of messages(reply)) {
+          if (m.type >= 16) seeds.add(`${file}-${i}-decode-${seeds.count}`, [control(9, [0, 7]), m.bytes.subarray(16)]);
+        }
+      }
+    });
+    for (let i = 0; i + 8 <= ops.length; i += 4) {
+      const run = ops.slice(i, i + 8);
+      seeds.add(`${file}-run-${i}`, [control(9, [7, ...run.map((r) => r.op)]), ...run.flatMap((r) => r.frames)]);
+    }
+  }
+  return seeds.count;
+}

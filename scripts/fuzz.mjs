@@ -3,7 +3,7 @@
 // targets in native/fuzz with clang (ASan + UBSan, no N-API), replays every
 // regression input under test/fixtures/fuzz/<target>/regressions/, fuzzes
 // each target for N seconds (default 60; 0 replays only) from seeds made from
-// test/fixtures/ipset and the corpus kept in build-fuzz/corpus/, and prints
+// test/fixtures/ipset and test/fixtures/rtnetlink and the corpus kept in build-fuzz/corpus/, and prints
 // iterations, time and coverage per target. Exits 1 on any crash, leak,
 // sanitizer report or failed check; the input that caused it is left in
 // build-fuzz/artifacts/<target>/ for a regression. No network access.
@@ -13,7 +13,7 @@ import { delimiter, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { writeSeeds } from './fuzz-seeds.mjs';
+import { writeRtnetlinkSeeds, writeSeeds } from './fuzz-seeds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'build-fuzz');
@@ -24,6 +24,10 @@ const TARGETS = {
   engine: { source: 'native/fuzz/engine_fuzz.cc', library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/netlink/engine.cc'] },
   ipset: { source: 'native/fuzz/ipset_fuzz.cc', library: LIBRARY },
   records: { source: 'native/fuzz/records_fuzz.cc', library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/ipset/record.cc'] },
+  rtnetlink: {
+    source: 'native/fuzz/rtnetlink_fuzz.cc',
+    library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/netlink/engine.cc', 'native/rtnetlink/codec.cc', 'native/rtnetlink/session.cc'],
+  },
 };
 
 // _GLIBCXX_SANITIZE_VECTOR makes a read past a vector's size (inside its
@@ -131,7 +135,10 @@ function stats(text) {
 const cxx = findClang();
 console.log(`fuzz: building ${names.join(', ')} with ${cxx}`);
 build(cxx);
-const seedCounts = writeSeeds(join(root, 'test/fixtures/ipset'), join(out, 'seeds'));
+const seedCounts = {
+  ...writeSeeds(join(root, 'test/fixtures/ipset'), join(out, 'seeds')),
+  rtnetlink: writeRtnetlinkSeeds(join(root, 'test/fixtures/rtnetlink'), join(out, 'seeds')),
+};
 
 const results = [];
 let failed = false;
