@@ -1,0 +1,74 @@
+/**
+ * Fault injection for tests of podnet's rtnetlink client: a scripted error for the next (matching) request, a lost
+ * answer, or a dump interrupted by a concurrent change. Each fault fires once, in the order it was added.
+ */
+import { AF_INET, AF_INET6, RTM } from './constants.js';
+
+/** RtnetlinkRequestName names the requests the fake models, for fault matchers. */
+export type RtnetlinkRequestName = 'getlink' | 'getaddr' | 'newroute' | 'delroute' | 'getroute' | 'newrule' | 'delrule' | 'getrule';
+
+const TYPES: Readonly<Record<RtnetlinkRequestName, number>> = {
+  getlink: RTM.GETLINK,
+  getaddr: RTM.GETADDR,
+  newroute: RTM.NEWROUTE,
+  delroute: RTM.DELROUTE,
+  getroute: RTM.GETROUTE,
+  newrule: RTM.NEWRULE,
+  delrule: RTM.DELRULE,
+  getrule: RTM.GETRULE,
+};
+
+/** RtnetlinkFaultMatch narrows a fault to one request type and/or one address family; empty matches any request. */
+export interface RtnetlinkFaultMatch {
+  type?: RtnetlinkRequestName;
+  family?: 4 | 6;
+}
+
+/** Fault is one scheduled fault. */
+export type Fault =
+  | { kind: 'error'; errno: number; match: RtnetlinkFaultMatch }
+  | { kind: 'drop'; match: RtnetlinkFaultMatch }
+  | { kind: 'interrupt'; match: RtnetlinkFaultMatch };
+
+/** RequestInfo is what the fault queue needs to know about a request message. */
+export interface RequestInfo {
+  type: number;
+  /** The rtgenmsg family byte, or -1 for a message too short to have one. */
+  family: number;
+  dump: boolean;
+}
+
+/** isRequestName tells whether name is one of the request names a matcher accepts. */
+export function isRequestName(name: unknown): name is RtnetlinkRequestName {
+  return typeof name === 'string' && Object.hasOwn(TYPES, name);
+}
+
+function matches(m: RtnetlinkFaultMatch, req: RequestInfo): boolean {
+  if (m.type !== undefined && TYPES[m.type] !== req.type) return false;
+  if (m.family !== undefined && (m.family === 4 ? AF_INET : AF_INET6) !== req.family) return false;
+  return true;
+}
+
+/** FaultQueue keeps pending faults and hands out the first one of the wanted kinds that a request matches. */
+export class FaultQueue {
+  readonly #pending: Fault[] = [];
+
+  add(fault: Fault): void {
+    this.#pending.push(fault);
+  }
+
+  get size(): number {
+    return this.#pending.length;
+  }
+
+  clear(): void {
+    this.#pending.length = 0;
+  }
+
+  /** take removes and returns the first pending fault of one of kinds that req matches. */
+  take(req: RequestInfo, kinds: readonly Fault['kind'][]): Fault | undefined {
+    const i = this.#pending.findIndex((f) => kinds.includes(f.kind) && matches(f.match, req));
+    if (i < 0) return undefined;
+    return this.#pending.splice(i, 1)[0];
+  }
+}
