@@ -13,6 +13,15 @@ export type {
   FakeSetSnapshot,
 } from './fake-netlink/snapshot.js';
 export type { TypeName as FakeSetType } from './fake-netlink/model.js';
+export { FakeRtnetlink, type FakeLinkOptions, type FakeRtnetlinkOptions } from './fake-rtnetlink/fake-rtnetlink.js';
+export type { RtnetlinkFaultMatch, RtnetlinkRequestName } from './fake-rtnetlink/faults.js';
+export type {
+  FakeAddressSnapshot,
+  FakeLinkSnapshot,
+  FakeRouteSnapshot,
+  FakeRtnetlinkSnapshot,
+  FakeRuleSnapshot,
+} from './fake-rtnetlink/snapshot.js';
 export { FakeIptables, type FakeIptablesDump } from './fake-iptables.js';
 export { FakeNode, FakeNetnsOpener } from './fake-node.js';
 export { SimulatedNode, SIM_GATEWAY, type SimulatedNodeOptions, type SimNamespace, type SimPod } from './sim-node.js';
