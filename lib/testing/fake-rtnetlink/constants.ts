@@ -90,6 +90,8 @@ export const RT_TABLE_LOCAL = 255;
 /** rtm_flags bits the fake looks at. */
 export const RTNH_F_DEAD = 1;
 export const RTNH_F_ONLINK = 4;
+export const RTNH_F_OFFLOAD = 8;
+export const RTNH_F_TRAP = 64;
 export const RTNH_F_LINKDOWN = 16;
 export const RTM_F_CLONED = 0x200;
 export const RTM_F_PREFIX = 0x800;

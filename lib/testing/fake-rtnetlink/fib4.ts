@@ -21,7 +21,9 @@ import {
   RTN_MAX,
   RTNH_F_DEAD,
   RTNH_F_LINKDOWN,
+  RTNH_F_OFFLOAD,
   RTNH_F_ONLINK,
+  RTNH_F_TRAP,
 } from './constants.js';
 import type { NetnsState, Route4, Table4 } from './model.js';
 import { parseRequest } from './policy.js';
@@ -181,7 +183,8 @@ function checkGateway(state: NetnsState, cfg: Cfg4): { oif: number } | KernelErr
     const dev = state.links.get(cfg.oif);
     if (!dev) return fail(ERRNO.ENODEV, 'Nexthop device required for onlink');
     if (!dev.up) return fail(ERRNO.ENETDOWN, 'Nexthop device is not up');
-    if (addrType(state, cfg.gw, 255, dev.index) !== RTN.UNICAST) return fail(ERRNO.EINVAL, 'Nexthop has invalid gateway');
+    // inet_addr_type_dev_table asks the local table about the address on any device, not only this one.
+    if (addrType(state, cfg.gw, 255) !== RTN.UNICAST) return fail(ERRNO.EINVAL, 'Nexthop has invalid gateway');
     return { oif: dev.index };
   }
   const flow: Flow4 = { daddr: cfg.gw, scope: Math.max(cfg.scope + 1, RT_SCOPE_LINK), oif: cfg.oif, iif: 1, tos: 0 };
@@ -213,7 +216,8 @@ function createInfo(state: NetnsState, cfg: Cfg4, table: number): Route4 | Kerne
     oif: 0,
     gw: 0,
     fibFlags: cfg.rtmFlags,
-    nhFlags: 0,
+    // fib_nh_init keeps the request's flags in the nexthop, and a dump reports ONLINK, OFFLOAD and TRAP of them.
+    nhFlags: cfg.rtmFlags & (RTNH_F_ONLINK | RTNH_F_OFFLOAD | RTNH_F_TRAP),
   };
   if (props.error) {
     if (cfg.gw || cfg.oif) return fail(ERRNO.EINVAL, 'Gateway, device and multipath can not be specified for this route type');
@@ -230,7 +234,6 @@ function createInfo(state: NetnsState, cfg: Cfg4, table: number): Route4 | Kerne
     if ('errno' in nh) return nh;
     route.oif = nh.oif;
     route.gw = cfg.gw;
-    route.nhFlags = cfg.rtmFlags & RTNH_F_ONLINK;
   } else {
     if (cfg.rtmFlags & RTNH_F_ONLINK) return fail(ERRNO.EINVAL, 'Invalid flags for nexthop - PERVASIVE and ONLINK can not be set');
     const dev = state.links.get(cfg.oif);
@@ -253,7 +256,7 @@ function validPrefsrc(state: NetnsState, cfg: Cfg4): boolean {
 
 /** sameInfo is fib_find_info's identity of two routes' fib_info plus the alias type. */
 function sameInfo(a: Route4, b: Route4): boolean {
-  const cmp = ~(RTNH_F_DEAD | RTNH_F_LINKDOWN);
+  const cmp = ~(RTNH_F_DEAD | RTNH_F_LINKDOWN | RTNH_F_OFFLOAD | RTNH_F_TRAP);
   return (
     a.type === b.type &&
     a.protocol === b.protocol &&
@@ -323,13 +326,14 @@ export function insert4(t: Table4, r: Route4, nlFlags: number): KernelError | un
   return undefined;
 }
 
-/** newRoute4 handles RTM_NEWROUTE for AF_INET; the table is created even when the route is then refused. */
+/** newRoute4 handles RTM_NEWROUTE for AF_INET; a valid prefix creates the table even when the route is then refused. */
 export function newRoute4(state: NetnsState, msg: NlMsg): KernelError | undefined {
   const cfg = parseCfg4(msg);
   if ('errno' in cfg) return cfg;
-  const t = state.table4(cfg.table);
+  // The prefix is checked before the table is made; everything after that leaves the (new, empty) table behind.
   const bad = validKey(cfg.key, cfg.len);
   if (bad) return bad;
+  const t = state.table4(cfg.table);
   const route = createInfo(state, cfg, t.id);
   if ('errno' in route) return route;
   return insert4(t, route, cfg.nlFlags);
@@ -339,15 +343,15 @@ export function newRoute4(state: NetnsState, msg: NlMsg): KernelError | undefine
 export function delRoute4(state: NetnsState, msg: NlMsg): KernelError | undefined {
   const cfg = parseCfg4(msg);
   if ('errno' in cfg) return cfg;
+  const bad = validKey(cfg.key, cfg.len);
+  if (bad) return bad;
   const t = state.findTable4(cfg.table);
   if (!t) return fail(ERRNO.ESRCH, 'FIB table does not exist');
   return remove4(t, cfg);
 }
 
-/** remove4 is fib_table_delete. */
+/** remove4 is fib_table_delete for a valid prefix. */
 export function remove4(t: Table4, cfg: Cfg4): KernelError | undefined {
-  const bad = validKey(cfg.key, cfg.len);
-  if (bad) return bad;
   const list = t.leaves.get(cfg.key);
   if (!list) return fail(ERRNO.ESRCH);
   // fib_find_alias with priority 0: the first alias of this prefix length whose tos is not above the request's.

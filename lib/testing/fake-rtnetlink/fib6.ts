@@ -207,7 +207,7 @@ function createRoute6(state: NetnsState, cfg: Cfg6): Route6 | KernelError {
   }
   if (cfg.rtmFlags & RTNH_F_ONLINK) {
     const link = state.links.get(dev);
-    if (!link) return fail(ERRNO.EINVAL, 'Nexthop device required for onlink');
+    if (!link) return fail(ERRNO.ENODEV, 'Nexthop device required for onlink');
     if (!link.up) return fail(ERRNO.ENETDOWN, 'Nexthop device is not up');
     route.nhFlags |= RTNH_F_ONLINK;
   }
