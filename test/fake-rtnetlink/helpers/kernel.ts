@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 import { FakeRtnetlink, type FakeLinkOptions, type FakeRtnetlinkOptions } from '../../../lib/testing/index.js';
 import type { TestNetns } from '../../helpers/netns.js';
-import { canonAll } from './replies.js';
+import { type Canon, canonAll, codes } from './replies.js';
 
 const BRIDGE = fileURLToPath(new URL('./route-bridge.py', import.meta.url));
 
@@ -65,14 +65,28 @@ export function setUp(ns: TestNetns, world: World): FakeRtnetlink {
   return fake;
 }
 
-/** diff sends requests to both and lists every request whose canonical answers differ (empty: all the same). */
-export function diff(ns: TestNetns, fake: FakeRtnetlink, steps: { label: string; bytes: Uint8Array }[], fresh = false): string[] {
+/**
+ * diff sends requests to both and lists every request whose canonical answers differ (empty: all the same); the
+ * kernel's error codes are added to `seen` when given.
+ */
+export function diff(ns: TestNetns, fake: FakeRtnetlink, steps: { label: string; bytes: Uint8Array }[], fresh = false, seen?: Set<number>): string[] {
   const kernel = kernelReplies(ns, steps.map((s) => s.bytes), fresh);
   const out: string[] = [];
+  for (const c of kernel.flatMap((d) => codes(d))) seen?.add(c);
   steps.forEach((s, i) => {
-    const want = JSON.stringify(canonAll(kernel[i] ?? []));
-    const got = JSON.stringify(canonAll(fake.exchange(s.bytes)));
-    if (want !== got) out.push(`#${i} ${s.label}\n  kernel ${want}\n  fake   ${got}`);
+    const want = canonAll(kernel[i] ?? []);
+    const got = canonAll(fake.exchange(s.bytes));
+    if (JSON.stringify(want) !== JSON.stringify(got)) out.push(`#${i} ${s.label}\n${firstDifference(want, got)}`);
   });
   return out;
+}
+
+// A dump differs in one message more often than in its shape: show the datagram count and the first message apart.
+function firstDifference(want: Canon[][], got: Canon[][]): string {
+  const w = want.flat();
+  const g = got.flat();
+  let i = 0;
+  while (i < w.length && i < g.length && JSON.stringify(w[i]) === JSON.stringify(g[i])) i++;
+  const shape = `datagrams ${want.map((d) => d.length).join(',')} vs ${got.map((d) => d.length).join(',')}`;
+  return `  ${shape}; message ${i}\n  kernel ${JSON.stringify(w[i])}\n  fake   ${JSON.stringify(g[i])}`;
 }
