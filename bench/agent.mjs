@@ -1,7 +1,7 @@
 // Scenario 9: the node agent on real namespaces. syncSnapshot of N pods (probe sets only), and the addPod +
-// removePod cycle of one pod compared with the sum of its parts (an ipset add + del of the same entry, and the
-// Iptables apply + remove of inpodRules in the pod's namespace).
-import { Ipset, Iptables, NodeNetwork, inpodRules } from '../dist/index.js';
+// removePod cycle of one pod compared with the sum of its parts (an ipset add + del of the same entry, the
+// Iptables apply + remove of inpodRules in the pod's namespace, and its policy rule and route added and deleted).
+import { Ipset, Iptables, NodeNetwork, Rtnetlink, inpodRoute, inpodRoutingRule, inpodRules } from '../dist/index.js';
 import { now, sample } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { ipOf } from './ipset.mjs';
@@ -62,6 +62,7 @@ export async function agentScenarios(res, cfg) {
         const cycle = [];
         const ipsetPart = [];
         const iptPart = [];
+        const routePart = [];
         const once = async (k) => {
           const t0 = now();
           await agent.addPod(pod);
@@ -73,19 +74,33 @@ export async function agentScenarios(res, cfg) {
           await ipt.apply(rules);
           await ipt.remove(rules);
           const t3 = now();
+          // As the agent does it: a client opened in the pod's namespace per pod, lo looked up by name.
+          const rt = await Rtnetlink.open({ netns: podNs.path });
+          try {
+            await rt.addresses({ link: 'lo', family: 6 });
+            await rt.addRule(inpodRoutingRule(4));
+            await rt.addRoute(inpodRoute(4), { replace: true });
+            await rt.delRule(inpodRoutingRule(4));
+            await rt.delRoute(inpodRoute(4));
+          } finally {
+            rt.close();
+          }
+          const t4 = now();
           if (k >= 0) {
             cycle.push(t1 - t0);
             ipsetPart.push(t2 - t1);
             iptPart.push(t3 - t2);
+            routePart.push(t4 - t3);
           }
         };
         await once(-1);
         await once(-1);
         for (let k = 0; k < cfg.cycles; k++) await once(k);
-        const sum = cycle.map((_, k) => ipsetPart[k] + iptPart[k]);
+        const sum = cycle.map((_, k) => ipsetPart[k] + iptPart[k] + routePart[k]);
         const rc = res.row(S, 'addPod + removePod', cycle, { podnet: true });
         res.row(S, 'part: ipset add + del', ipsetPart);
         res.row(S, `part: Iptables apply + remove inpodRules (${backend})`, iptPart);
+        res.row(S, 'part: policy rule and route added and deleted (rtnetlink)', routePart);
         const rs = res.row(S, 'sum of parts', sum);
         res.target(S, 'cycle / sum of parts', rc.median / rs.median, '<=', 2);
         await ipset.destroy('bpart');

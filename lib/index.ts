@@ -38,9 +38,17 @@ export {
   IptablesCommandError,
   type IptablesFailureReason,
 } from './errors.js';
-export { NodeNetwork, type NodeNetworkOptions, type PodInfo, type NodeVerifyReport, type SnapshotReport } from './agent/node-network.js';
+export {
+  NodeNetwork,
+  type NodeNetworkOptions,
+  type PodInfo,
+  type NodeVerifyReport,
+  type PodVerifyReport,
+  type SnapshotReport,
+} from './agent/node-network.js';
+export { INPOD_ROUTING, inpodRoute, inpodRoutingRule, type PodRoutingState } from './agent/routes.js';
 export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy } from './agent/probe-set.js';
 export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type InpodRulesConfig } from './agent/rules.js';
 export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
 export type { Logger, LogFields } from './agent/logger.js';
-export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest } from './agent/backends.js';
+export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, RtnetlinkFactory } from './agent/backends.js';

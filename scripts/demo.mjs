@@ -3,7 +3,7 @@
 // on errors, and on SIGINT/SIGTERM.
 //
 // PODNET_DEMO_TAG (or --tag NAME) puts NAME into every namespace name (podnet-NAME-<pid>-<n>-...), default 'demo'.
-import { Ipset, NodeNetwork, runInNetns } from '../dist/index.js';
+import { INPOD_ROUTING, Ipset, NodeNetwork, Rtnetlink, runInNetns } from '../dist/index.js';
 import { SimulatedNode, echoWho, startEchoWho } from '../dist/testing/index.js';
 
 const argTag = process.argv.indexOf('--tag');
@@ -86,6 +86,24 @@ async function probeEntries(label) {
   return entries.length === 0 ? `${SET} is empty` : `${SET}: ${entries.sort().join(', ')}`;
 }
 
+/** The pod's policy routing as podnet lists it: the fwmark rule and what table 100 holds. */
+async function podRouting(path) {
+  const rt = await Rtnetlink.open({ netns: path });
+  try {
+    const { table, priority } = INPOD_ROUTING;
+    const hex = (n) => `0x${n.toString(16)}`;
+    const rules = (await rt.rules({ family: 4 })).filter((r) => r.priority === priority);
+    const routes = await rt.routes({ table, family: 4 });
+    const lo = await rt.link('lo');
+    return [
+      ...rules.map((r) => `rule ${r.priority}: fwmark ${hex(r.mark ?? 0)}/${hex(r.mask ?? 0xffffffff)} lookup ${r.table}`),
+      ...routes.map((r) => `route table ${r.table}: ${r.type} ${r.dstLength === 0 ? 'default' : `${r.dst}/${r.dstLength}`} dev ${r.oif === lo.index ? 'lo' : r.oif}`),
+    ];
+  } finally {
+    rt.close();
+  }
+}
+
 async function hostRuleLines() {
   const lines = [];
   for (const program of ['iptables-nft-save', 'iptables-legacy-save']) {
@@ -146,6 +164,7 @@ async function main() {
   const podA = { uid: A.uid, ips: [A.ip], netns: A.path };
   await network.addPod(podA);
   say('addPod A', await probeEntries(label));
+  for (const line of await podRouting(A.path)) say('addPod A', `  policy routing in pod A: ${line}`);
   await hostToA('addPod A');
   say('addPod A', '  (kubelet-style probe: SNAT to the probe source on the host, ACCEPTed inside the pod)');
   await bToA('addPod A');
@@ -157,6 +176,8 @@ async function main() {
   say('conflict', await probeEntries(label));
   await network.removePod(podA);
   say('conflict', `removePod A (late): ${await probeEntries(label)} (C's entry kept)`);
+  const leftRouting = await podRouting(A.path);
+  say('conflict', `  policy routing left in pod A: ${leftRouting.length === 0 ? 'none' : leftRouting.join('; ')}`);
   await hostToA('conflict');
   await bToA('conflict');
   say('conflict', "  (A's in-pod rules are gone, so pod traffic reaches 8080; C's probe entry for this IP still SNATs the host)");

@@ -5,6 +5,7 @@
 import type { Ipset } from '../ipset/client.js';
 import { Iptables } from '../iptables/iptables.js';
 import { Netns, type NetnsLike } from '../netns.js';
+import { Rtnetlink } from '../rtnetlink/client.js';
 
 /** A namespace as the agent holds it while working on a pod. */
 export interface AgentNetns {
@@ -31,6 +32,12 @@ export interface IptablesRequest {
 }
 
 export type IptablesFactory = (request: IptablesRequest) => Promise<Iptables>;
+
+/** RtnetlinkFactory opens an rtnetlink client inside a pod's namespace (the caller closes it). */
+export type RtnetlinkFactory = (request: { netns: AgentNetns }) => Promise<Rtnetlink>;
+
+/** realRtnetlink opens real NETLINK_ROUTE sockets inside the namespace. */
+export const realRtnetlink: RtnetlinkFactory = (request) => Rtnetlink.open({ netns: request.netns.handle ?? request.netns.path });
 
 /** realNetnsOpener opens real namespace files. */
 export const realNetnsOpener: NetnsOpener = {

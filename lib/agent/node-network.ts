@@ -7,17 +7,27 @@
  */
 import { EventEmitter } from 'node:events';
 
-import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError } from '../errors.js';
+import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError } from '../errors.js';
 import { Ipset } from '../ipset/client.js';
 import type { Iptables } from '../iptables/iptables.js';
 import type { RuleSet } from '../iptables/rule-set.js';
 import type { VerifyResult } from '../iptables/verify.js';
 import type { NetnsLike } from '../netns.js';
 import { checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
-import { realIptables, realNetnsOpener, type AgentNetns, type IptablesFactory, type NetnsOpener } from './backends.js';
+import type { Rtnetlink } from '../rtnetlink/client.js';
+import {
+  realIptables,
+  realNetnsOpener,
+  realRtnetlink,
+  type AgentNetns,
+  type IptablesFactory,
+  type NetnsOpener,
+  type RtnetlinkFactory,
+} from './backends.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { toLogger, type Logger } from './logger.js';
 import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
+import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
 import { INPOD, checkProbeSource, hostProbeRules, inpodRules } from './rules.js';
 
 export interface NodeNetworkOptions {
@@ -41,6 +51,8 @@ export interface NodeNetworkOptions {
   iptables?: IptablesFactory;
   /** Opens pod namespaces; default real ones (Netns). */
   netns?: NetnsOpener;
+  /** Opens rtnetlink clients in pod namespaces for the policy routes; default real ones (Rtnetlink.open). */
+  rtnetlink?: RtnetlinkFactory;
   logger?: Partial<Logger>;
 }
 
@@ -54,10 +66,22 @@ export interface PodInfo {
   ingressOnly?: boolean;
 }
 
+/** What verify found in one pod's namespace. */
+export interface PodVerifyReport {
+  uid: string;
+  inSync: boolean;
+  /** The in-pod iptables rules, per family. */
+  rules: { family: 4 | 6; result: VerifyResult }[];
+  /** The policy rule and local route, per family that gets them. */
+  routes: PodRoutingState[];
+}
+
 export interface NodeVerifyReport {
   inSync: boolean;
   sets: { name: string; present: boolean; ok: boolean }[];
   hostRules: { family: 4 | 6; result: VerifyResult }[];
+  /** The pods passed to verify({ pods }), in that order. */
+  pods: PodVerifyReport[];
 }
 
 export interface SnapshotReport {
@@ -93,6 +117,8 @@ function retryable(err: unknown): boolean {
   if (err instanceof IptablesLockTimeoutError) return true;
   if (err instanceof IptablesRestoreError) return false; // the rules themselves were refused
   if (err instanceof IpsetError) return err.code === 'ETIMEDOUT' || err.code === 'ENOBUFS' || err.code === 'IPSET_ERR_BUSY';
+  // The kernel refused the route or rule itself (ENODEV: no lo, EINVAL): the same call will be refused again.
+  if (err instanceof RtnetlinkError) return err.code === 'ETIMEDOUT' || err.code === 'EAGAIN' || err.code === 'ENOBUFS';
   const code = (err as { code?: unknown })?.code;
   return code === 'ETIMEDOUT' || code === 'EAGAIN' || code === 'ERR_PROCESS_TIMEOUT';
 }
@@ -104,6 +130,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   readonly #hostNetns: NetnsLike | undefined;
   readonly #iptables: IptablesFactory;
   readonly #netns: NetnsOpener;
+  readonly #rtnetlink: RtnetlinkFactory;
   readonly #log: Logger;
   #ipset: Ipset | undefined;
   readonly #ownsIpset: boolean;
@@ -129,6 +156,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#hostNetns = o.hostNetns;
     this.#iptables = o.iptables ?? realIptables(o.hostNetns);
     this.#netns = o.netns ?? realNetnsOpener;
+    this.#rtnetlink = o.rtnetlink ?? realRtnetlink;
     this.#log = toLogger(o.logger);
     this.#ipset = o.ipset;
     this.#ownsIpset = o.ipset === undefined;
@@ -219,28 +247,51 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     return this.#netns.open(pod.netns);
   }
 
-  async #withPodIptables<T>(pod: PodInfo, fn: (ipt: Iptables, family: 4 | 6) => Promise<T>): Promise<void> {
+  /** Opens the pod's namespace for fn and closes it after, also when fn fails. */
+  async #withPod<T>(pod: PodInfo, fn: (ns: AgentNetns) => Promise<T>): Promise<T> {
     const ns = await this.#step('netns', pod.uid, `opening the namespace of pod '${pod.uid}'`, async () => this.#openPodNetns(pod));
     try {
-      await this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, async () => {
-        for (const family of this.#families) {
-          const ipt = await this.#iptables({ netns: ns, family, ...(this.#backend ? { backend: this.#backend } : {}) });
-          await fn(ipt, family);
-        }
-      });
+      return await fn(ns);
     } finally {
       ns.close();
     }
   }
 
+  async #podIptables<T>(pod: PodInfo, ns: AgentNetns, fn: (ipt: Iptables, family: 4 | 6) => Promise<T>): Promise<T[]> {
+    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, async () => {
+      const out: T[] = [];
+      for (const family of this.#families) {
+        const ipt = await this.#iptables({ netns: ns, family, ...(this.#backend ? { backend: this.#backend } : {}) });
+        out.push(await fn(ipt, family));
+      }
+      return out;
+    });
+  }
+
+  async #podRouting<T>(pod: PodInfo, ns: AgentNetns, fn: (rt: Rtnetlink, families: (4 | 6)[]) => Promise<T>): Promise<T> {
+    return this.#step('routes', pod.uid, `policy routes of pod '${pod.uid}'`, async () => {
+      const rt = await this.#rtnetlink({ netns: ns });
+      try {
+        return await fn(rt, await routingFamilies(rt, this.#options.ipv6));
+      } finally {
+        rt.close();
+      }
+    });
+  }
+
   /**
-   * addPod applies the in-pod rules inside the pod's namespace first, and adds its IPs to the probe sets last, so a
-   * pod is never probed through SNAT before its rules exist. Rejects with AgentError naming the failed step.
+   * addPod applies the in-pod rules inside the pod's namespace first, then its policy routes (the fwmark rule and the
+   * local route of table 100), and adds its IPs to the probe sets last, so a pod is never probed through SNAT before
+   * its rules exist. Idempotent: a second addPod changes nothing. Rejects with AgentError naming the failed step
+   * ('netns', 'inpod-rules', 'routes', 'probe-set').
    */
   async addPod(pod: PodInfo): Promise<void> {
     const p = checkPod(pod);
     const probes = this.#live();
-    await this.#withPodIptables(p, (ipt, family) => ipt.apply(this.#podRules(family, p)));
+    await this.#withPod(p, async (ns) => {
+      await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
+      await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
+    });
     await this.#step('probe-set', p.uid, `adding the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.add(ip, p.uid);
     });
@@ -248,8 +299,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   }
 
   /**
-   * removePod removes the pod's probe entries first (only those it owns), then its in-pod rules, unless the pod is
-   * being deleted (its namespace is going away with them).
+   * removePod removes the pod's probe entries first (only those it owns), then its in-pod rules and policy routes,
+   * unless the pod is being deleted (its namespace is going away with them).
    */
   async removePod(pod: PodInfo, options: { deleted?: boolean } = {}): Promise<void> {
     const p = checkPod(pod);
@@ -258,14 +309,19 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     await this.#step('probe-set', p.uid, `removing the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.remove(ip, p.uid);
     });
-    if (!o.deleted) await this.#withPodIptables(p, (ipt, family) => ipt.remove(this.#podRules(family, p)));
+    if (!o.deleted) {
+      await this.#withPod(p, async (ns) => {
+        await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
+        await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
+      });
+    }
     this.#log.info('pod removed', { pod: p.uid, deleted: o.deleted === true });
   }
 
   /**
    * syncSnapshot makes the probe sets hold the snapshot's pods: every pod's IPs are upserted, then entries whose IP
    * no pod claims are pruned, but never while any pod has no IP yet (it may be about to claim one of them). With
-   * `reapplyRules`, the in-pod rules of every pod with a namespace are reconciled too.
+   * `reapplyRules`, the in-pod rules and policy routes of every pod with a namespace are reconciled too.
    */
   async syncSnapshot(pods: readonly PodInfo[], options: { reapplyRules?: boolean } = {}): Promise<SnapshotReport> {
     if (!Array.isArray(pods)) throw invalidType('pods', 'an array of pods', pods);
@@ -276,7 +332,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (o.reapplyRules) {
       for (const pod of list) {
         if (pod.netns === undefined) continue;
-        await this.#withPodIptables(pod, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
+        await this.#withPod(pod, async (ns) => {
+          await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
+          await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
+        });
         report.rulesReapplied++;
       }
     }
@@ -299,8 +358,14 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     return report;
   }
 
-  /** verify checks that the probe sets exist as created and the host rules are intact; it changes nothing. */
-  async verify(): Promise<NodeVerifyReport> {
+  /**
+   * verify checks that the probe sets exist as created and the host rules are intact, and for each pod given in
+   * `pods` (with a namespace) its in-pod rules and policy routes; it changes nothing. Rejects with AgentError when a
+   * pod's namespace cannot be opened or read.
+   */
+  async verify(options: { pods?: readonly PodInfo[] } = {}): Promise<NodeVerifyReport> {
+    const o = checkOptions<{ pods?: readonly PodInfo[] }>('options', options);
+    const pods = this.#checkPods(o.pods);
     const probes = this.#live();
     const ipset = this.#ipset!;
     const sets = await Promise.all(
@@ -318,12 +383,33 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     for (const family of this.#families) {
       hostRules.push({ family, result: await this.#hostIptables.get(family)!.verify(this.#hostRules(family)) });
     }
-    return { inSync: sets.every((s) => s.ok) && hostRules.every((h) => h.result.inSync), sets, hostRules };
+    const podReports: PodVerifyReport[] = [];
+    for (const pod of pods) podReports.push(await this.#verifyPod(pod));
+    const inSync = sets.every((s) => s.ok) && hostRules.every((h) => h.result.inSync) && podReports.every((p) => p.inSync);
+    return { inSync, sets, hostRules, pods: podReports };
   }
 
-  /** repair recreates missing probe sets and re-applies drifted host rules; resolves whether anything changed. */
-  async repair(): Promise<{ changed: boolean }> {
-    const report = await this.verify();
+  #checkPods(pods: unknown): PodInfo[] {
+    if (pods === undefined) return [];
+    if (!Array.isArray(pods)) throw invalidType('options.pods', 'an array of pods', pods);
+    return pods.map((pod, i) => checkPod(pod, `options.pods[${i}]`)).filter((p) => p.netns !== undefined);
+  }
+
+  async #verifyPod(pod: PodInfo): Promise<PodVerifyReport> {
+    return this.#withPod(pod, async (ns) => {
+      const rules = await this.#podIptables(pod, ns, async (ipt, family) => ({ family, result: await ipt.verify(this.#podRules(family, pod)) }));
+      const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
+      const inSync = rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
+      return { uid: pod.uid, inSync, rules, routes };
+    });
+  }
+
+  /**
+   * repair recreates missing probe sets, re-applies drifted host rules, and for each pod in `pods` whose in-pod rules
+   * or policy routes drifted, re-applies them; resolves whether anything changed. Rejects with AgentError.
+   */
+  async repair(options: { pods?: readonly PodInfo[] } = {}): Promise<{ changed: boolean }> {
+    const report = await this.verify(options);
     if (report.inSync) return { changed: false };
     const probes = this.#live();
     if (report.sets.some((s) => !s.present)) {
@@ -332,10 +418,20 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         await probes.load();
       });
     }
-    await this.#step('host-rules', undefined, 'repairing the host rules', async () => {
-      for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
-    });
-    this.#log.warn('node network repaired drift', { sets: report.sets.filter((s) => !s.ok).map((s) => s.name) });
+    if (!report.sets.every((s) => s.ok) || !report.hostRules.every((h) => h.result.inSync)) {
+      await this.#step('host-rules', undefined, 'repairing the host rules', async () => {
+        for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
+      });
+    }
+    const pods = this.#checkPods(checkOptions<{ pods?: readonly PodInfo[] }>('options', options).pods);
+    const drifted = report.pods.filter((p) => !p.inSync).map((p) => p.uid);
+    for (const pod of pods.filter((p) => drifted.includes(p.uid))) {
+      await this.#withPod(pod, async (ns) => {
+        await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
+        await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
+      });
+    }
+    this.#log.warn('node network repaired drift', { sets: report.sets.filter((s) => !s.ok).map((s) => s.name), pods: drifted });
     return { changed: true };
   }
 

@@ -1,16 +1,19 @@
 /**
  * FakeNode: everything NodeNetwork needs, faked, for agent unit tests without
- * root: FakeNetlink for the host's ipset, one FakeIptables per namespace, and
- * a namespace opener over a set of pretend namespace paths.
+ * root: FakeNetlink for the host's ipset, one FakeIptables and one
+ * FakeRtnetlink per namespace, and a namespace opener over a set of pretend
+ * namespace paths.
  */
-import type { AgentNetns, IptablesFactory, NetnsOpener } from '../agent/backends.js';
+import type { AgentNetns, IptablesFactory, NetnsOpener, RtnetlinkFactory } from '../agent/backends.js';
 import type { NodeNetworkOptions } from '../agent/node-network.js';
 import { PodnetSystemError } from '../errors.js';
 import { Ipset } from '../ipset/client.js';
 import { Iptables } from '../iptables/iptables.js';
 import { Netns, type NetnsLike } from '../netns.js';
+import { Rtnetlink } from '../rtnetlink/client.js';
 import { FakeIptables } from './fake-iptables.js';
 import { FakeNetlink } from './fake-netlink/fake-netlink.js';
+import { FakeRtnetlink } from './fake-rtnetlink/fake-rtnetlink.js';
 
 /** FakeNetnsOpener opens pretend namespaces: paths added with add(), gone after remove() (ENOENT, as for real). */
 export class FakeNetnsOpener implements NetnsOpener {
@@ -56,6 +59,7 @@ export class FakeNode {
   readonly netlink: FakeNetlink;
   readonly netns = new FakeNetnsOpener();
   readonly #iptables = new Map<string, FakeIptables>();
+  readonly #rtnetlink = new Map<string, FakeRtnetlink>();
 
   constructor(options: { netlink?: FakeNetlink } = {}) {
     this.netlink = options.netlink ?? new FakeNetlink();
@@ -76,8 +80,21 @@ export class FakeNode {
   readonly iptables: IptablesFactory = (request) =>
     Iptables.open({ runner: this.iptablesOf(request.netns?.path), family: request.family, backend: request.backend ?? 'nft' });
 
+  /** rtnetlinkOf returns the FakeRtnetlink of a pod namespace path: lo up with its addresses, as a fresh netns. */
+  rtnetlinkOf(path: string): FakeRtnetlink {
+    let fake = this.#rtnetlink.get(path);
+    if (!fake) {
+      fake = new FakeRtnetlink();
+      this.#rtnetlink.set(path, fake);
+    }
+    return fake;
+  }
+
+  /** rtnetlink is the RtnetlinkFactory to inject: one FakeRtnetlink per namespace. */
+  readonly rtnetlink: RtnetlinkFactory = (request) => Rtnetlink.open({ netlink: this.rtnetlinkOf(request.netns.path) });
+
   /** options returns NodeNetwork options wired to these fakes (an Ipset client on the fake netlink). */
-  async options(): Promise<Pick<NodeNetworkOptions, 'ipset' | 'iptables' | 'netns'>> {
-    return { ipset: await Ipset.open({ netlink: this.netlink }), iptables: this.iptables, netns: this.netns };
+  async options(): Promise<Pick<NodeNetworkOptions, 'ipset' | 'iptables' | 'netns' | 'rtnetlink'>> {
+    return { ipset: await Ipset.open({ netlink: this.netlink }), iptables: this.iptables, netns: this.netns, rtnetlink: this.rtnetlink };
   }
 }

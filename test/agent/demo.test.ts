@@ -92,6 +92,9 @@ describePrivileged(
       expect(out).toMatch(/^\[addPod A\] +istio-inpod-probes-v4: 10\.244\.0\.10 owner [0-9a-f-]{36} \(pod A\)$/m);
       expect(out).toContain('[addPod A]   host  -> A:8080 lands on 8080 from 169.254.7.127\n');
       expect(out).toContain('[addPod A]   pod B -> A:8080 lands on 15006 from 10.244.0.11\n');
+      expect(out).toContain('[addPod A]     policy routing in pod A: rule 32764: fwmark 0x111/0xfff lookup 100\n');
+      expect(out).toContain('[addPod A]     policy routing in pod A: route table 100: local default dev lo\n');
+      expect(out).toContain('policy routing left in pod A: none\n');
       expect(out).toMatch(/event 'conflict': 10\.244\.0\.10 previous owner [0-9a-f-]{36} \(pod A\), new owner [0-9a-f-]{36} \(pod C\)/);
       expect(out).toMatch(/removePod A \(late\): istio-inpod-probes-v4: 10\.244\.0\.10 owner [0-9a-f-]{36} \(pod C\)/);
       expect(out).toContain('[removePod]  removePod C: istio-inpod-probes-v4 is empty\n');

@@ -5,6 +5,7 @@ import {
   AgentError,
   NodeNetwork,
   ProbeOwnerConflictError,
+  INPOD_ROUTING,
   hostProbeRules,
   inpodRules,
   type ProbeConflict,
@@ -59,6 +60,67 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
       const after = await (await world.podIptables(pod)).verify(inpodRules());
       expect(after.inSync).toBe(false);
       expect(after.missing.length).toBe(inpodRules().rules().length + 6);
+    });
+
+    it('adds the policy rule and local route with the pod, idempotently, and removes them with it', async () => {
+      const net = await node();
+      const pod = world.pod();
+      const info = { uid: pod.uid, ips: [pod.ip], netns: pod.netns };
+      await net.addPod(info);
+      const rt = await world.podRtnetlink(pod);
+      const ours = async () => ({
+        rules: (await rt.rules()).filter((r) => r.priority === INPOD_ROUTING.priority),
+        routes: await rt.routes({ table: INPOD_ROUTING.table }),
+      });
+      const added = await ours();
+      expect(added.rules).toEqual([expect.objectContaining({ family: 4, mark: 0x111, mask: 0xfff, table: 100, action: 'toTable' })]);
+      expect(added.routes).toEqual([expect.objectContaining({ family: 4, dstLength: 0, type: 'local', scope: 'host', oif: 1 })]);
+      // What `ip` prints on a real node, as the reference's users read it.
+      const ipRules = world.podIp(pod, 'rule', 'show');
+      if (ipRules !== undefined) {
+        expect(ipRules).toContain('32764:\tfrom all fwmark 0x111/0xfff lookup 100');
+        expect(world.podIp(pod, 'route', 'show', 'table', '100')).toContain('local default dev lo');
+      }
+      // A second addPod changes nothing and raises nothing.
+      await net.addPod(info);
+      expect(await ours()).toEqual(added);
+      expect((await net.verify({ pods: [info] })).pods).toEqual([
+        expect.objectContaining({ uid: pod.uid, inSync: true, routes: [{ family: 4, rule: true, route: true }] }),
+      ]);
+
+      await net.removePod(info);
+      expect(await ours()).toEqual({ rules: [], routes: [] });
+      if (ipRules !== undefined) {
+        expect(world.podIp(pod, 'rule', 'show')).not.toContain('fwmark 0x111/0xfff');
+        expect(world.podIp(pod, 'route', 'show', 'table', '100')).toBe('');
+      }
+    });
+
+    it('routes IPv6 too when ipv6 is on, and verify/repair bring back a lost rule and route', async () => {
+      const net = await node({ ipv6: true });
+      const pod = world.pod();
+      const info = { uid: pod.uid, ips: [pod.ip], netns: pod.netns };
+      await net.addPod(info);
+      const rt = await world.podRtnetlink(pod);
+      expect((await rt.rules()).filter((r) => r.priority === 32764).map((r) => r.family).sort()).toEqual([4, 6]);
+      expect((await rt.routes({ table: 100 })).map((r) => [r.family, r.type]).sort()).toEqual([[4, 'local'], [6, 'local']]);
+
+      // A CNI re-run or a reboot lost them.
+      await rt.delRule({ family: 6, priority: 32764, mark: 0x111, mask: 0xfff, table: 100 });
+      await rt.delRoute({ family: 4, table: 100, type: 'local', oif: 'lo' });
+      const drift = await net.verify({ pods: [info] });
+      expect(drift.inSync).toBe(false);
+      expect(drift.pods[0]!.routes).toEqual([
+        { family: 4, rule: true, route: false },
+        { family: 6, rule: false, route: true },
+      ]);
+      expect(await net.repair({ pods: [info] })).toEqual({ changed: true });
+      expect((await net.verify({ pods: [info] })).inSync).toBe(true);
+      expect(await net.repair({ pods: [info] })).toEqual({ changed: false });
+
+      await rt.delRoute({ family: 6, table: 100, type: 'local', oif: 'lo' });
+      await net.syncSnapshot([{ ...info }], { reapplyRules: true });
+      expect((await rt.routes({ table: 100 })).map((r) => r.family).sort()).toEqual([4, 6]);
     });
 
     it('leaves in-pod rules alone for a pod being deleted', async () => {

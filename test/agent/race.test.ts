@@ -52,7 +52,7 @@ async function runRace(ipset: Ipset, fakes: FakeNode, seed: number): Promise<{ c
       if (message === 'probe entry removed') removedBy.push({ ip: fields!.ip as string, pod: fields!.pod as string });
     },
   };
-  const options: NodeNetworkOptions = { ipset: watchDeletes(ipset, dels), iptables: fakes.iptables, netns: fakes.netns, logger };
+  const options: NodeNetworkOptions = { ipset: watchDeletes(ipset, dels), iptables: fakes.iptables, netns: fakes.netns, rtnetlink: fakes.rtnetlink, logger };
   const node = new NodeNetwork(options);
   await node.start();
   let conflicts = 0;

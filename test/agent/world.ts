@@ -1,6 +1,6 @@
 // Worlds a NodeNetwork can run in for tests: all fakes (no root), or real
 // namespaces with the real kernel. Both expose the same handles for checks.
-import { Ipset, Iptables, NodeNetwork, type NodeNetworkOptions } from '../../lib/index.js';
+import { Ipset, Iptables, NodeNetwork, Rtnetlink, type NodeNetworkOptions } from '../../lib/index.js';
 import { FakeNode } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 
@@ -21,6 +21,10 @@ export interface World {
   hostIptables(family?: 4 | 6): Promise<Iptables>;
   podIptables(pod: PodRef, family?: 4 | 6): Promise<Iptables>;
   hostIpset(): Promise<Ipset>;
+  /** An rtnetlink client inside the pod's namespace (closed by cleanup). */
+  podRtnetlink(pod: PodRef): Promise<Rtnetlink>;
+  /** What `ip -n <pod> args` prints (kernel world only: undefined on fakes). */
+  podIp(pod: PodRef, ...args: string[]): string | undefined;
   cleanup(): void;
 }
 
@@ -29,6 +33,7 @@ let podCounter = 0;
 export function fakeWorld(): World {
   const node = new FakeNode();
   let hostIpset: Ipset | undefined;
+  const clients: { close(): void }[] = [];
   return {
     async options() {
       return node.options();
@@ -48,8 +53,15 @@ export function fakeWorld(): World {
       hostIpset ??= await Ipset.open({ netlink: node.netlink });
       return hostIpset;
     },
+    async podRtnetlink(pod) {
+      const rt = await Rtnetlink.open({ netlink: node.rtnetlinkOf(pod.netns) });
+      clients.push(rt);
+      return rt;
+    },
+    podIp: () => undefined,
     cleanup() {
       hostIpset?.close();
+      for (const c of clients) c.close();
     },
   };
 }
@@ -77,6 +89,14 @@ export function kernelWorld(): World {
       const ipset = await Ipset.open({ netns: host.path });
       clients.push(ipset);
       return ipset;
+    },
+    async podRtnetlink(pod) {
+      const rt = await Rtnetlink.open({ netns: pod.netns });
+      clients.push(rt);
+      return rt;
+    },
+    podIp(pod, ...args) {
+      return pods.find((p) => p.path === pod.netns)?.ip(...args);
     },
     cleanup() {
       for (const c of clients) c.close();

@@ -1,0 +1,76 @@
+/**
+ * The in-pod policy routing of the reference agent: packets of connections the proxy marked (connmark 0x111,
+ * restored to the packet mark by the mangle rules) look up table 100, whose only route delivers everything to the
+ * local stack, so the proxy's transparent sockets receive the return traffic. One rule and one route per family,
+ * inside the pod's namespace.
+ */
+import { RtnetlinkError } from '../errors.js';
+import type { Rtnetlink } from '../rtnetlink/client.js';
+import type { RouteSpec, RoutingRuleSpec } from '../rtnetlink/types.js';
+
+/** The reference agent's table, rule preference and mark (istio cni/pkg/iptables). */
+export const INPOD_ROUTING = Object.freeze({ table: 100, priority: 32764, mark: 0x111, mask: 0xfff });
+
+/** inpodRoutingRule is `fwmark 0x111/0xfff pref 32764 lookup 100` of one family. */
+export function inpodRoutingRule(family: 4 | 6): RoutingRuleSpec {
+  const { table, priority, mark, mask } = INPOD_ROUTING;
+  return { family, priority, mark, mask, table, action: 'toTable' };
+}
+
+/** inpodRoute is `local default dev lo table 100` of one family. */
+export function inpodRoute(family: 4 | 6): RouteSpec {
+  return { family, table: INPOD_ROUTING.table, type: 'local', scope: 'host', oif: 'lo' };
+}
+
+/** Which families get policy routing: IPv4, and IPv6 when it is on and lo has an IPv6 address (not disabled). */
+export async function routingFamilies(rt: Rtnetlink, ipv6: boolean): Promise<(4 | 6)[]> {
+  if (!ipv6) return [4];
+  const lo6 = await rt.addresses({ link: 'lo', family: 6 });
+  return lo6.length > 0 ? [4, 6] : [4];
+}
+
+/**
+ * applyPodRouting adds the rule and the route of each family. Idempotent: an identical rule already there (EEXIST)
+ * is what was wanted, and the route is written with replace, as the reference does (RouteReplace).
+ */
+export async function applyPodRouting(rt: Rtnetlink, families: readonly (4 | 6)[]): Promise<void> {
+  for (const family of families) {
+    try {
+      await rt.addRule(inpodRoutingRule(family));
+    } catch (err) {
+      if (!(err instanceof RtnetlinkError && err.code === 'EEXIST')) throw err;
+    }
+    await rt.addRoute(inpodRoute(family), { replace: true });
+  }
+}
+
+/** removePodRouting deletes the rule and the route of each family; missing ones are fine. */
+export async function removePodRouting(rt: Rtnetlink, families: readonly (4 | 6)[]): Promise<void> {
+  for (const family of families) {
+    await rt.delRule(inpodRoutingRule(family), { ignoreMissing: true });
+    await rt.delRoute(inpodRoute(family), { ignoreMissing: true });
+  }
+}
+
+/** What verifyPodRouting found for one family. */
+export interface PodRoutingState {
+  family: 4 | 6;
+  rule: boolean;
+  route: boolean;
+}
+
+/** verifyPodRouting tells, per family, whether the rule and the route are there; it changes nothing. */
+export async function verifyPodRouting(rt: Rtnetlink, families: readonly (4 | 6)[]): Promise<PodRoutingState[]> {
+  const { table, priority, mark, mask } = INPOD_ROUTING;
+  const [rules, routes, lo] = await Promise.all([rt.rules(), rt.routes({ table }), rt.link('lo')]);
+  return families.map((family) => ({
+    family,
+    rule: rules.some(
+      (r) => r.family === family && r.priority === priority && r.mark === mark && r.mask === mask && r.table === table &&
+        r.action === 'toTable' && !r.invert && r.src === undefined && r.dst === undefined && r.iifname === undefined,
+    ),
+    route: routes.some(
+      (r) => r.family === family && r.dstLength === 0 && r.type === 'local' && r.oif === lo.index && r.gateway === undefined,
+    ),
+  }));
+}
