@@ -93,11 +93,6 @@ function parseRule(state: NetnsState, msg: NlMsg): Parsed | KernelError {
   const parsed = parseRequest(msg, RTMSG_LEN, 'rule');
   if (!parsed.ok) return { ...parsed.error, msg: 'Error parsing msg' };
   const tb = parsed.attrs.byType;
-  for (const [type, name] of UNMODELLED) {
-    if (tb.has(type) && !(type === FRA.FLOW && family === 6)) {
-      return fail(ERRNO.EOPNOTSUPP, `fake-rtnetlink: rules with ${name} are not modelled`);
-    }
-  }
   const size = family === 4 ? 4 : 16;
   const [dstLen, srcLen, tos, table, action] = [h[17] ?? 0, h[18] ?? 0, h[19] ?? 0, h[20] ?? 0, h[23] ?? 0];
   const src = tb.get(FRA.SRC);
@@ -142,6 +137,12 @@ function parseRule(state: NetnsState, msg: NlMsg): Parsed | KernelError {
     if (rule.target <= rule.priority) return fail(ERRNO.EINVAL, 'Backward goto not supported');
   } else if (rule.action === FR_ACT.GOTO) {
     return fail(ERRNO.EINVAL, 'Missing goto target for action goto');
+  }
+  // Refused where the kernel would first act on them: after the header's addresses and the goto target.
+  for (const [type, name] of UNMODELLED) {
+    if (tb.has(type) && !(type === FRA.FLOW && family === 6)) {
+      return fail(ERRNO.EOPNOTSUPP, `fake-rtnetlink: rules with ${name} are not modelled`);
+    }
   }
   return { rule, userPriority: prio !== undefined, attrs: parsed.attrs };
 }
