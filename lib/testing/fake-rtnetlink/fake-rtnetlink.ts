@@ -7,7 +7,7 @@ import type { NetlinkPeer } from '../../netlink/peer.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../../validate.js';
 import { type KernelError, type NlMsg, MsgWriter, fail, parseAddr, splitMessages } from './codec.js';
 import { NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, RTM } from './constants.js';
-import { type RtnetlinkFaultMatch, FaultQueue, isRequestName } from './faults.js';
+import { type RtnetlinkFaultMatch, FaultQueue, checkErrno, checkMatch } from './faults.js';
 import { RouteKernel } from './kernel.js';
 import { addAddr4, addAddr6, bringUp } from './links.js';
 import { type Link, NetnsState } from './model.js';
@@ -42,13 +42,6 @@ export interface FakeLinkOptions {
 }
 
 const DEFAULT_PAGE = 32448;
-
-function checkMatch(name: string, match: unknown): RtnetlinkFaultMatch {
-  const m = checkOptions<RtnetlinkFaultMatch>(name, match);
-  if (m.type !== undefined && !isRequestName(m.type)) throw invalidValue(`${name}.type`, 'a request name such as "newroute"', m.type);
-  if (m.family !== undefined && m.family !== 4 && m.family !== 6) throw invalidValue(`${name}.family`, '4 or 6', m.family);
-  return { ...(m.type !== undefined && { type: m.type }), ...(m.family !== undefined && { family: m.family }) };
-}
 
 function checkBool(name: string, value: unknown, dflt: boolean): boolean {
   if (value === undefined) return dflt;
@@ -194,10 +187,8 @@ export class FakeRtnetlink implements NetlinkPeer {
    */
   failNext(options: RtnetlinkFaultMatch & { errno: number }): void {
     const o = checkOptions<RtnetlinkFaultMatch & { errno: number }>('options', options);
-    if (typeof o.errno !== 'number' || !Number.isInteger(o.errno) || o.errno === 0 || Math.abs(o.errno) > 4095) {
-      throw invalidValue('options.errno', 'a non-zero errno between -4095 and 4095', o.errno);
-    }
-    this.#faults.add({ kind: 'error', errno: Math.abs(o.errno), match: checkMatch('options', { type: o.type, family: o.family }) });
+    const errno = checkErrno('options.errno', o.errno);
+    this.#faults.add({ kind: 'error', errno, match: checkMatch('options', { type: o.type, family: o.family }) });
   }
 
   /**
