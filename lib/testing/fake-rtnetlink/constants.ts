@@ -5,7 +5,6 @@
  */
 
 export const NLMSG_HDRLEN = 16;
-export const NLMSG_NOOP = 1;
 export const NLMSG_ERROR = 2;
 export const NLMSG_DONE = 3;
 export const NLMSG_MIN_TYPE = 0x10;
@@ -77,11 +76,9 @@ export const RT_SCOPE_LINK = 253;
 export const RT_SCOPE_HOST = 254;
 export const RT_SCOPE_NOWHERE = 255;
 
-export const RTPROT_UNSPEC = 0;
 export const RTPROT_KERNEL = 2;
 export const RTPROT_BOOT = 3;
 
-export const RT_TABLE_UNSPEC = 0;
 export const RT_TABLE_COMPAT = 252;
 export const RT_TABLE_DEFAULT = 253;
 export const RT_TABLE_MAIN = 254;
@@ -213,14 +210,10 @@ export const ARPHRD_ETHER = 1;
 export const ARPHRD_LOOPBACK = 772;
 export const IF_OPER_UNKNOWN = 0;
 export const IF_OPER_DOWN = 2;
-export const IFNAMSIZ = 16;
-export const LOOPBACK_IFINDEX = 1;
 
-/** Fixed header sizes: ifinfomsg, ifaddrmsg, rtmsg (and fib_rule_hdr, laid out the same), rtgenmsg. */
+/** Fixed header sizes: ifinfomsg, and rtmsg (fib_rule_hdr has the same layout). */
 export const IFINFOMSG_LEN = 16;
-export const IFADDRMSG_LEN = 8;
 export const RTMSG_LEN = 12;
-export const RTGENMSG_LEN = 1;
 
 /** Positive errno values; replies carry them negated. */
 export const ERRNO = {

@@ -6,7 +6,14 @@
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../../validate.js';
 import { type KernelError, type NlMsg, MsgWriter, fail, parseAddr, splitMessages } from './codec.js';
-import { NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, RTM } from './constants.js';
+import {
+  NLM_F_DUMP,
+  NLM_F_MULTI,
+  NLMSG_DONE,
+  RT_TABLE_LOCAL,
+  RT_TABLE_MAIN,
+  RTM,
+} from './constants.js';
 import { type RtnetlinkFaultMatch, FaultQueue, checkErrno, checkMatch } from './faults.js';
 import { RouteKernel } from './kernel.js';
 import { addAddr4, addAddr6, bringUp } from './links.js';
@@ -74,10 +81,11 @@ export class FakeRtnetlink implements NetlinkPeer {
     this.#state = new NetnsState(checkBool('options.ipv6', o.ipv6, true));
     this.#state.rules[4].push(...defaultRules(4));
     this.#state.rules[6].push(...defaultRules(6));
-    this.#state.table6(254);
-    this.#state.table6(255);
+    this.#state.table6(RT_TABLE_MAIN);
+    this.#state.table6(RT_TABLE_LOCAL);
     this.#kernel = new RouteKernel(this.#state, { portId, pageSize: page });
-    const lo: Link = { index: 1, name: 'lo', loopback: true, up, mtu: 65536, txqlen: 1000, address: new Uint8Array(6), broadcast: new Uint8Array(6) };
+    const zero = new Uint8Array(6);
+    const lo: Link = { index: 1, name: 'lo', loopback: true, up, mtu: 65536, txqlen: 1000, address: zero, broadcast: zero };
     this.#state.links.set(1, lo);
     if (up) bringUp(this.#state, lo, this.#stamp());
   }
@@ -144,7 +152,9 @@ export class FakeRtnetlink implements NetlinkPeer {
     let address = Uint8Array.of(2, 0, 0, 0, (index >> 8) & 0xff, index & 0xff);
     if (o.address !== undefined) {
       const text = checkString('options.address', o.address, 17);
-      if (!/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/i.test(text)) throw invalidValue('options.address', 'a MAC address such as "02:00:00:00:00:01"', text);
+      if (!/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/i.test(text)) {
+        throw invalidValue('options.address', 'a MAC address such as "02:00:00:00:00:01"', text);
+      }
       address = Uint8Array.from(text.split(':').map((h) => parseInt(h, 16)));
     }
     const up = checkBool('options.up', o.up, true);
@@ -161,17 +171,22 @@ export class FakeRtnetlink implements NetlinkPeer {
    * an IPv6 address while IPv6 is off, or an IPv6 address on lo (not modelled).
    */
   addAddress(link: string | number, address: string): void {
-    const l = typeof link === 'number' ? this.#state.links.get(link) : typeof link === 'string' ? this.#state.linkByName(link) : undefined;
+    const s = this.#state;
+    const l = typeof link === 'number' ? s.links.get(link) : typeof link === 'string' ? s.linkByName(link) : undefined;
     if (!l) throw invalidValue('link', 'the name or index of a link', link);
     const text = checkString('address', address, 64);
     const m = /^([^/]+)\/(\d{1,3})$/.exec(text);
     const bytes = m ? parseAddr(m[1]!) : undefined;
     const len = m ? Number(m[2]) : NaN;
-    if (!bytes || len > bytes.length * 8) throw invalidValue('address', 'an address with prefix length such as "10.0.0.1/24"', address);
-    if (bytes.length === 16 && (!this.#state.ipv6 || l.loopback)) {
-      throw invalidValue('address', l.loopback ? 'an IPv4 address (IPv6 addresses on lo are not modelled)' : 'an IPv4 address (IPv6 is off)', address);
+    if (!bytes || len > bytes.length * 8) {
+      throw invalidValue('address', 'an address with prefix length such as "10.0.0.1/24"', address);
     }
-    const added = bytes.length === 4 ? addAddr4(this.#state, l, bytes, len, this.#stamp()) : addAddr6(this.#state, l, bytes, len, this.#stamp());
+    if (bytes.length === 16 && (!this.#state.ipv6 || l.loopback)) {
+      const why = l.loopback ? 'IPv6 addresses on lo are not modelled' : 'IPv6 is off';
+      throw invalidValue('address', `an IPv4 address (${why})`, address);
+    }
+    const add = bytes.length === 4 ? addAddr4 : addAddr6;
+    const added = add(this.#state, l, bytes, len, this.#stamp());
     if (added === 'exists') throw invalidValue('address', `an address ${l.name} does not have yet`, address);
   }
 

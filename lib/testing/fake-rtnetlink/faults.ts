@@ -6,7 +6,15 @@ import { checkOptions, invalidValue } from '../../validate.js';
 import { AF_INET, AF_INET6, RTM } from './constants.js';
 
 /** RtnetlinkRequestName names the requests the fake models, for fault matchers. */
-export type RtnetlinkRequestName = 'getlink' | 'getaddr' | 'newroute' | 'delroute' | 'getroute' | 'newrule' | 'delrule' | 'getrule';
+export type RtnetlinkRequestName =
+  | 'getlink'
+  | 'getaddr'
+  | 'newroute'
+  | 'delroute'
+  | 'getroute'
+  | 'newrule'
+  | 'delrule'
+  | 'getrule';
 
 const TYPES: Readonly<Record<RtnetlinkRequestName, number>> = {
   getlink: RTM.GETLINK,
@@ -77,7 +85,9 @@ export class FaultQueue {
 /** checkMatch validates a fault matcher from a caller; throws InvalidArgumentError naming the bad field. */
 export function checkMatch(name: string, match: unknown): RtnetlinkFaultMatch {
   const m = checkOptions<RtnetlinkFaultMatch>(name, match);
-  if (m.type !== undefined && !isRequestName(m.type)) throw invalidValue(`${name}.type`, 'a request name such as "newroute"', m.type);
+  if (m.type !== undefined && !isRequestName(m.type)) {
+    throw invalidValue(`${name}.type`, 'a request name such as "newroute"', m.type);
+  }
   if (m.family !== undefined && m.family !== 4 && m.family !== 6) throw invalidValue(`${name}.family`, '4 or 6', m.family);
   return { ...(m.type !== undefined && { type: m.type }), ...(m.family !== undefined && { family: m.family }) };
 }

@@ -15,6 +15,10 @@ import {
   RT_SCOPE_LINK,
   RT_SCOPE_NOWHERE,
   RT_SCOPE_UNIVERSE,
+  RT_TABLE_COMPAT,
+  RT_TABLE_DEFAULT,
+  RT_TABLE_LOCAL,
+  RT_TABLE_MAIN,
   RTA,
   RTMSG_LEN,
   RTN,
@@ -102,7 +106,9 @@ function readU32BE(v: Uint8Array): number {
 /** validKey is fib_valid_key_len. */
 function validKey(key: number, len: number): KernelError | undefined {
   if (len > 32) return fail(ERRNO.EINVAL, 'Invalid prefix length');
-  if (len < 32 && (len === 0 ? key : (key << len) >>> 0) !== 0) return fail(ERRNO.EINVAL, 'Invalid prefix for given prefix length');
+  if (len < 32 && (len === 0 ? key : (key << len) >>> 0) !== 0) {
+    return fail(ERRNO.EINVAL, 'Invalid prefix for given prefix length');
+  }
   return undefined;
 }
 
@@ -141,8 +147,9 @@ function tableLookup(tables: Table4[], flow: Flow4): Lookup4 {
 export function lookupTable4(state: NetnsState, id: number, flow: Flow4): Lookup4 | undefined {
   const t = state.findTable4(id);
   if (!t) return undefined;
-  if (!state.customRules4 && (t.id === 254 || t.id === 255)) {
-    return tableLookup([state.findTable4(255), state.findTable4(254)].filter((x): x is Table4 => x !== undefined), flow);
+  if (!state.customRules4 && (t.id === RT_TABLE_MAIN || t.id === RT_TABLE_LOCAL)) {
+    const merged = [state.findTable4(RT_TABLE_LOCAL), state.findTable4(RT_TABLE_MAIN)];
+    return tableLookup(merged.filter((x): x is Table4 => x !== undefined), flow);
   }
   return tableLookup([t], flow);
 }
@@ -151,10 +158,10 @@ export function lookupTable4(state: NetnsState, id: number, flow: Flow4): Lookup
 export function fibLookup4(state: NetnsState, flow: Flow4): Lookup4 {
   if (!state.customRules4) {
     let res: Lookup4 = { err: -ERRNO.ENETUNREACH };
-    const main = lookupTable4(state, 254, flow);
+    const main = lookupTable4(state, RT_TABLE_MAIN, flow);
     if (main) res = main;
     if ('route' in res) return res;
-    const def = lookupTable4(state, 253, flow);
+    const def = lookupTable4(state, RT_TABLE_DEFAULT, flow);
     if (def) res = def;
     return 'err' in res && res.err === -ERRNO.EAGAIN ? { err: -ERRNO.ENETUNREACH } : res;
   }
@@ -184,12 +191,12 @@ function checkGateway(state: NetnsState, cfg: Cfg4): { oif: number } | KernelErr
     if (!dev) return fail(ERRNO.ENODEV, 'Nexthop device required for onlink');
     if (!dev.up) return fail(ERRNO.ENETDOWN, 'Nexthop device is not up');
     // inet_addr_type_dev_table asks the local table about the address on any device, not only this one.
-    if (addrType(state, cfg.gw, 255) !== RTN.UNICAST) return fail(ERRNO.EINVAL, 'Nexthop has invalid gateway');
+    if (addrType(state, cfg.gw, RT_TABLE_LOCAL) !== RTN.UNICAST) return fail(ERRNO.EINVAL, 'Nexthop has invalid gateway');
     return { oif: dev.index };
   }
   const flow: Flow4 = { daddr: cfg.gw, scope: Math.max(cfg.scope + 1, RT_SCOPE_LINK), oif: cfg.oif, iif: 1, tos: 0 };
   let res: Lookup4 | undefined;
-  if (cfg.table && cfg.table !== 254) res = lookupTable4(state, cfg.table, flow);
+  if (cfg.table && cfg.table !== RT_TABLE_MAIN) res = lookupTable4(state, cfg.table, flow);
   if (!res || 'err' in res) res = fibLookup4(state, flow);
   if ('err' in res) return fail(-res.err, 'Nexthop has invalid gateway');
   if (res.route.type !== RTN.UNICAST && res.route.type !== RTN.LOCAL) return fail(ERRNO.EINVAL, 'Nexthop has invalid gateway');
@@ -202,7 +209,9 @@ function checkGateway(state: NetnsState, cfg: Cfg4): { oif: number } | KernelErr
 function createInfo(state: NetnsState, cfg: Cfg4, table: number): Route4 | KernelError {
   const props = PROPS[cfg.type]!;
   if (props.scope > cfg.scope) return fail(ERRNO.EINVAL, 'Invalid scope');
-  if (cfg.rtmFlags & (RTNH_F_DEAD | RTNH_F_LINKDOWN)) return fail(ERRNO.EINVAL, 'Invalid rtm_flags - can not contain DEAD or LINKDOWN');
+  if (cfg.rtmFlags & (RTNH_F_DEAD | RTNH_F_LINKDOWN)) {
+    return fail(ERRNO.EINVAL, 'Invalid rtm_flags - can not contain DEAD or LINKDOWN');
+  }
   const route: Route4 = {
     table,
     key: cfg.key,
@@ -235,7 +244,9 @@ function createInfo(state: NetnsState, cfg: Cfg4, table: number): Route4 | Kerne
     route.oif = nh.oif;
     route.gw = cfg.gw;
   } else {
-    if (cfg.rtmFlags & RTNH_F_ONLINK) return fail(ERRNO.EINVAL, 'Invalid flags for nexthop - PERVASIVE and ONLINK can not be set');
+    if (cfg.rtmFlags & RTNH_F_ONLINK) {
+      return fail(ERRNO.EINVAL, 'Invalid flags for nexthop - PERVASIVE and ONLINK can not be set');
+    }
     const dev = state.links.get(cfg.oif);
     if (!dev) return fail(ERRNO.ENODEV);
     if (!dev.up) return fail(ERRNO.ENETDOWN, 'Device for nexthop is not up');
@@ -248,9 +259,9 @@ function createInfo(state: NetnsState, cfg: Cfg4, table: number): Route4 | Kerne
 /** validPrefsrc is fib_valid_prefsrc: the source must be a local address (or the local route's own address). */
 function validPrefsrc(state: NetnsState, cfg: Cfg4): boolean {
   if (cfg.type === RTN.LOCAL && cfg.key !== 0 && cfg.prefsrc === cfg.key) return true;
-  const tb = cfg.table === 254 ? 255 : cfg.table;
+  const tb = cfg.table === RT_TABLE_MAIN ? RT_TABLE_LOCAL : cfg.table;
   let rc = addrType(state, cfg.prefsrc, tb);
-  if (rc !== RTN.LOCAL && tb !== 255) rc = addrType(state, cfg.prefsrc, 255);
+  if (rc !== RTN.LOCAL && tb !== RT_TABLE_LOCAL) rc = addrType(state, cfg.prefsrc, RT_TABLE_LOCAL);
   return rc === RTN.LOCAL;
 }
 
@@ -388,7 +399,7 @@ export function routes4(t: Table4): Route4[] {
 
 /** fillRoute4 writes one RTM_NEWROUTE body (rtmsg and attributes) as fib_dump_info does. */
 export function fillRoute4(w: MsgWriter, r: Route4): void {
-  w.bytes(Uint8Array.of(2, r.len, 0, r.tos, r.table < 256 ? r.table : 252, r.protocol, r.scope, r.type));
+  w.bytes(Uint8Array.of(2, r.len, 0, r.tos, r.table < 256 ? r.table : RT_TABLE_COMPAT, r.protocol, r.scope, r.type));
   w.u32le(r.nhFlags);
   u32attr(w, RTA.TABLE, r.table);
   if (r.len) w.raw(RTA.DST, fromU32(r.key));

@@ -3,13 +3,29 @@
  * the kernel's checks in its order, the radix tree's node rules (which prefixes exist as nodes, the post-order a
  * dump walks), and the lookups gateway checks make.
  */
-import { type AddrBytes, type KernelError, type MsgWriter, type NlMsg, bitAt, fail, inPrefix, isZero, maskAddr, readBytes, readU32, sameAddr, u32attr } from './codec.js';
+import {
+  type AddrBytes,
+  type KernelError,
+  type MsgWriter,
+  type NlMsg,
+  bitAt,
+  fail,
+  inPrefix,
+  isZero,
+  maskAddr,
+  readBytes,
+  readU32,
+  sameAddr,
+  u32attr,
+} from './codec.js';
 import {
   ERRNO,
   IP6_RT_PRIO_USER,
   NLM_F_CREATE,
   NLM_F_EXCL,
   NLM_F_REPLACE,
+  RT_TABLE_COMPAT,
+  RT_TABLE_MAIN,
   RTA,
   RTM_F_CLONED,
   RTMSG_LEN,
@@ -160,7 +176,7 @@ function validateGateway(state: NetnsState, cfg: Cfg6, gw: AddrBytes, dev: numbe
   if (type !== 'linklocal') {
     if (type === 'invalid') return fail(ERRNO.EINVAL, 'Invalid gateway address');
     if (cfg.rtmFlags & RTNH_F_ONLINK) {
-      const main = state.findTable6(254);
+      const main = state.findTable6(RT_TABLE_MAIN);
       const r = main ? tableLookup6(main, gw, 0) : undefined;
       if (r && !r.reject && r.len !== 0 && (r.type !== RTN.UNICAST || r.oif !== dev)) {
         return fail(ERRNO.EINVAL, 'Nexthop has invalid gateway or device mismatch');
@@ -275,7 +291,9 @@ export function insert6(t: Table6, r: Route6, nlFlags: number, fromKernel = fals
         continue;
       }
       if (it.oif === r.oif && sameAddr(it.gw, r.gw)) return fail(ERRNO.EEXIST);
-      if (ecmp && it.gw !== undefined) return fail(ERRNO.EOPNOTSUPP, 'fake-rtnetlink: IPv6 multipath (ECMP) routes are not modelled');
+      if (ecmp && it.gw !== undefined) {
+        return fail(ERRNO.EOPNOTSUPP, 'fake-rtnetlink: IPv6 multipath (ECMP) routes are not modelled');
+      }
     }
     if (it.metric > r.metric) break;
     ins = i + 1;
@@ -339,7 +357,7 @@ export function routes6(t: Table6): Route6[] {
 
 /** fillRoute6 writes one RTM_NEWROUTE body as rt6_fill_node does for a FIB entry. */
 export function fillRoute6(w: MsgWriter, r: Route6): void {
-  w.bytes(Uint8Array.of(10, r.len, 0, 0, r.table < 256 ? r.table : 252, r.protocol, 0, r.type));
+  w.bytes(Uint8Array.of(10, r.len, 0, 0, r.table < 256 ? r.table : RT_TABLE_COMPAT, r.protocol, 0, r.type));
   w.u32le(r.nhFlags);
   u32attr(w, RTA.TABLE, r.table);
   if (r.len) w.raw(RTA.DST, r.dst);

@@ -115,7 +115,9 @@ export class RouteKernel {
         if (family !== AF_INET && family !== AF_INET6) return acked(fail(ERRNO.EOPNOTSUPP));
         return acked(fail(ERRNO.EOPNOTSUPP, 'fake-rtnetlink: address changes over netlink are not modelled (use addAddress)'));
       case RTM.GETADDR:
-        return acked(fail(ERRNO.EOPNOTSUPP, family === AF_INET6 ? 'fake-rtnetlink: RTM_GETADDR without NLM_F_DUMP is not modelled' : undefined));
+        // Only IPv6 has a handler for one address; the others answer as the kernel does without one.
+        if (family !== AF_INET6) return acked(fail(ERRNO.EOPNOTSUPP));
+        return acked(fail(ERRNO.EOPNOTSUPP, 'fake-rtnetlink: RTM_GETADDR without NLM_F_DUMP is not modelled'));
       case RTM.GETROUTE:
         if (family !== AF_INET && family !== AF_INET6) return acked(fail(ERRNO.EOPNOTSUPP));
         return acked(fail(ERRNO.EOPNOTSUPP, 'fake-rtnetlink: route lookups (RTM_GETROUTE without NLM_F_DUMP) are not modelled'));
@@ -146,7 +148,9 @@ export class RouteKernel {
         const links = [...s.links.values()].sort((a, b) => a.index - b.index);
         // AF_BRIDGE lists bridge ports (there are none); AF_INET6 has its own per-device summary.
         if (family === AF_BRIDGE) return { type: RTM.NEWLINK, fills: [], splitDone: false };
-        if (family === AF_INET6) return { type: RTM.NEWLINK, fills: links.map((l) => (w: MsgWriter) => fillLink6(w, l)), splitDone: false };
+        if (family === AF_INET6) {
+          return { type: RTM.NEWLINK, fills: links.map((l) => (w: MsgWriter) => fillLink6(w, l)), splitDone: false };
+        }
         return { type: RTM.NEWLINK, fills: links.map((l) => (w: MsgWriter) => fillLink(w, l)), splitDone: true };
       }
       case RTM.GETADDR: {
@@ -164,7 +168,9 @@ export class RouteKernel {
       case RTM.GETROUTE: {
         const fills: Fill[] = [];
         // Without strict checking the kernel filters on nothing but RTM_F_PREFIX, which no route here has.
-        const prefixOnly = msg.len >= 16 + RTMSG_LEN && (Buffer.from(msg.bytes.buffer, msg.bytes.byteOffset, msg.len).readUInt32LE(24) & RTM_F_PREFIX) !== 0;
+        const view = Buffer.from(msg.bytes.buffer, msg.bytes.byteOffset, msg.len);
+        const rtmFlags = msg.len >= 16 + RTMSG_LEN ? view.readUInt32LE(24) : 0;
+        const prefixOnly = (rtmFlags & RTM_F_PREFIX) !== 0;
         if (!prefixOnly) {
           if (v4) for (const t of dumpOrder(s.tables4)) for (const r of routes4(t)) fills.push((w) => fillRoute4(w, r));
           if (v6) for (const t of dumpOrder(s.tables6)) for (const r of routes6(t)) fills.push((w) => fillRoute6(w, r));

@@ -3,7 +3,18 @@
  * (fib_add_ifaddr, addrconf), RTM_GETLINK for one link, and the RTM_NEWLINK / RTM_NEWADDR bodies that dumps and
  * replies carry. Only the link attributes podnet reads are emitted, each framed and ordered as rtnl_fill_ifinfo does.
  */
-import { type AddrBytes, type KernelError, type MsgWriter, type NlMsg, fail, fromU32, maskAddr, readIfname, u32, u32attr } from './codec.js';
+import {
+  type AddrBytes,
+  type KernelError,
+  type MsgWriter,
+  type NlMsg,
+  fail,
+  fromU32,
+  maskAddr,
+  readIfname,
+  u32,
+  u32attr,
+} from './codec.js';
 import {
   ARPHRD_ETHER,
   ARPHRD_LOOPBACK,
@@ -30,6 +41,8 @@ import {
   RT_SCOPE_HOST,
   RT_SCOPE_LINK,
   RT_SCOPE_UNIVERSE,
+  RT_TABLE_LOCAL,
+  RT_TABLE_MAIN,
   RTN,
   RTPROT_KERNEL,
 } from './constants.js';
@@ -133,7 +146,15 @@ export function getLink(state: NetnsState, msg: NlMsg): Link | KernelError {
 }
 
 /** kernelRoute6 is a route addrconf installs (protocol kernel, inserted without netlink flags). */
-function kernelRoute6(state: NetnsState, table: number, dst: AddrBytes, len: number, type: number, metric: number, oif: number): void {
+function kernelRoute6(
+  state: NetnsState,
+  table: number,
+  dst: AddrBytes,
+  len: number,
+  type: number,
+  metric: number,
+  oif: number,
+): void {
   const r: Route6 = {
     table,
     dst: maskAddr(dst, len),
@@ -152,7 +173,7 @@ function kernelRoute6(state: NetnsState, table: number, dst: AddrBytes, len: num
 
 /** magic4 is fib_magic: a kernel route for an address, added with NLM_F_CREATE | NLM_F_APPEND (EEXIST ignored). */
 function magic4(state: NetnsState, type: number, key: number, len: number, prefsrc: number, oif: number): void {
-  const table = type === RTN.UNICAST ? 254 : 255;
+  const table = type === RTN.UNICAST ? RT_TABLE_MAIN : RT_TABLE_LOCAL;
   insert4(
     state.table4(table),
     {
@@ -216,8 +237,8 @@ export function addAddr6(state: NetnsState, l: Link, addr: AddrBytes, len: numbe
   let at = list.findIndex((b) => rank(scope) >= rank(b.scope));
   if (at < 0) at = list.length;
   list.splice(at, 0, a);
-  if (l.up && !loopback) kernelRoute6(state, 254, addr, len, RTN.UNICAST, IP6_RT_PRIO_ADDRCONF, l.index);
-  kernelRoute6(state, 255, addr, 128, RTN.LOCAL, 0, l.index);
+  if (l.up && !loopback) kernelRoute6(state, RT_TABLE_MAIN, addr, len, RTN.UNICAST, IP6_RT_PRIO_ADDRCONF, l.index);
+  kernelRoute6(state, RT_TABLE_LOCAL, addr, 128, RTN.LOCAL, 0, l.index);
   return undefined;
 }
 
@@ -225,15 +246,19 @@ export function addAddr6(state: NetnsState, l: Link, addr: AddrBytes, len: numbe
 export function bringUp(state: NetnsState, l: Link, now: number): void {
   if (l.loopback) {
     addAddr4(state, l, fromU32(0x7f000001), 8, now);
-    if (state.ipv6) addAddr6(state, l, Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1), 128, now, IFAPROT_KERNEL_LO);
+    const loopback = new Uint8Array(16);
+    loopback[15] = 1;
+    if (state.ipv6) addAddr6(state, l, loopback, 128, now, IFAPROT_KERNEL_LO);
     return;
   }
   if (!state.ipv6) return;
   const mcast = new Uint8Array(16);
   mcast[0] = 0xff;
-  kernelRoute6(state, 255, mcast, 8, RTN.MULTICAST, IP6_RT_PRIO_ADDRCONF, l.index);
+  kernelRoute6(state, RT_TABLE_LOCAL, mcast, 8, RTN.MULTICAST, IP6_RT_PRIO_ADDRCONF, l.index);
   // EUI-64 from the MAC: flip the universal/local bit and put ff:fe in the middle.
   const m = l.address;
-  const ll = Uint8Array.of(0xfe, 0x80, 0, 0, 0, 0, 0, 0, (m[0] ?? 0) ^ 2, m[1] ?? 0, m[2] ?? 0, 0xff, 0xfe, m[3] ?? 0, m[4] ?? 0, m[5] ?? 0);
+  const ll = new Uint8Array(16);
+  ll.set([0xfe, 0x80]);
+  ll.set([(m[0] ?? 0) ^ 2, m[1] ?? 0, m[2] ?? 0, 0xff, 0xfe, m[3] ?? 0, m[4] ?? 0, m[5] ?? 0], 8);
   addAddr6(state, l, ll, 64, now, IFAPROT_KERNEL_LL);
 }

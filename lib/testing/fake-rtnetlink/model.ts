@@ -4,6 +4,7 @@
  * fib4.ts, fib6.ts, rules.ts and links.ts change it; nothing here validates requests.
  */
 import { type AddrBytes, bitAt, firstDiff } from './codec.js';
+import { RT_TABLE_LOCAL, RT_TABLE_MAIN } from './constants.js';
 
 /** Link is one network device. Added links behave like ifb devices (ethernet, NOARP, carrier always on). */
 export interface Link {
@@ -131,7 +132,7 @@ export class NetnsState {
   readonly rules: { 4: Rule[]; 6: Rule[] } = { 4: [], 6: [] };
   /** Set by the first IPv4 rule change: lookups then walk the rules instead of the merged local/main trie. */
   customRules4 = false;
-  /** Whether links get IPv6 (false is disable_ipv6=1 everywhere). */
+  /** ipv6 false is disable_ipv6=1 on every link. */
   constructor(readonly ipv6: boolean) {}
 
   linkByName(name: string): Link | undefined {
@@ -151,11 +152,13 @@ export class NetnsState {
 
   /** table4 returns table id, creating it like fib_new_table (id 0 is main). */
   table4(id: number): Table4 {
-    const tid = id === 0 ? 254 : id;
+    const tid = id === 0 ? RT_TABLE_MAIN : id;
     let t = this.tables4.get(tid);
     if (!t) {
       // fib_new_table(local) creates main first while the two are merged, so main always exists alongside local.
-      if (tid === 255 && !this.tables4.has(254)) this.tables4.set(254, { id: 254, leaves: new Map() });
+      if (tid === RT_TABLE_LOCAL && !this.tables4.has(RT_TABLE_MAIN)) {
+        this.tables4.set(RT_TABLE_MAIN, { id: RT_TABLE_MAIN, leaves: new Map() });
+      }
       t = { id: tid, leaves: new Map() };
       this.tables4.set(tid, t);
     }
@@ -164,7 +167,7 @@ export class NetnsState {
 
   /** table6 returns table id, creating it like fib6_new_table (id 0 is main). */
   table6(id: number): Table6 {
-    const tid = id === 0 ? 254 : id;
+    const tid = id === 0 ? RT_TABLE_MAIN : id;
     let t = this.tables6.get(tid);
     if (!t) {
       t = { id: tid, nodes: new Map() };
@@ -175,11 +178,11 @@ export class NetnsState {
 
   /** findTable4 is fib_get_table: undefined when the table was never created. */
   findTable4(id: number): Table4 | undefined {
-    return this.tables4.get(id === 0 ? 254 : id);
+    return this.tables4.get(id === 0 ? RT_TABLE_MAIN : id);
   }
 
   findTable6(id: number): Table6 | undefined {
-    return this.tables6.get(id === 0 ? 254 : id);
+    return this.tables6.get(id === 0 ? RT_TABLE_MAIN : id);
   }
 }
 

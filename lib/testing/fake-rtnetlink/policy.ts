@@ -76,7 +76,17 @@ const PT_MIN_U = 4;
 const PT_MAX_U = 5;
 const PT_MAX_LENGTH = 7;
 const PT_MASK = 12;
-const TYPE_CODE: Partial<Record<Kind, number>> = { u8: 2, u16: 3, u32: 4, u64: 5, s32: 8, bin: 10, str: 11, nulstr: 12, nest: 13 };
+const TYPE_CODE: Partial<Record<Kind, number>> = {
+  u8: 2,
+  u16: 3,
+  u32: 4,
+  u64: 5,
+  s32: 8,
+  bin: 10,
+  str: 11,
+  nulstr: 12,
+  nest: 13,
+};
 const SIZE: Partial<Record<Kind, number>> = { u8: 1, u16: 2, u32: 4, u64: 8, s32: 4 };
 
 function tlv(type: number, value: Buffer): Buffer {

@@ -3,7 +3,19 @@
  * RTM_NEWRULE and RTM_DELRULE with the kernel's checks, the automatic priority, the duplicate and delete matching,
  * the dump format, and the rule walk that route lookups make.
  */
-import { type AttrList, type KernelError, type MsgWriter, type NlMsg, fail, inPrefix, readIfname, readU32, readU8, sameAddr, u32attr } from './codec.js';
+import {
+  type AttrList,
+  type KernelError,
+  type MsgWriter,
+  type NlMsg,
+  fail,
+  inPrefix,
+  readIfname,
+  readU32,
+  readU8,
+  sameAddr,
+  u32attr,
+} from './codec.js';
 import {
   AF_INET,
   AF_INET6,
@@ -16,6 +28,10 @@ import {
   FR_ACT,
   FRA,
   NLM_F_EXCL,
+  RT_TABLE_COMPAT,
+  RT_TABLE_DEFAULT,
+  RT_TABLE_LOCAL,
+  RT_TABLE_MAIN,
   RTMSG_LEN,
   RTPROT_KERNEL,
 } from './constants.js';
@@ -61,8 +77,8 @@ export function defaultRules(family: 4 | 6): Rule[] {
     suppressPrefixlen: -1,
     suppressIfgroup: -1,
   });
-  const rules = [make(0, 255), make(32766, 254)];
-  if (family === 4) rules.push(make(32767, 253));
+  const rules = [make(0, RT_TABLE_LOCAL), make(32766, RT_TABLE_MAIN)];
+  if (family === 4) rules.push(make(32767, RT_TABLE_DEFAULT));
   return rules;
 }
 
@@ -258,7 +274,8 @@ export function fillRule(w: MsgWriter, state: NetnsState, r: Rule): void {
   if (r.action === FR_ACT.GOTO && !state.rules[r.family].some((x) => x.priority === r.target)) flags |= FIB_RULE_UNRESOLVED;
   if (r.iifname && !state.linkByName(r.iifname)) flags |= FIB_RULE_IIF_DETACHED;
   if (r.oifname && !state.linkByName(r.oifname)) flags |= FIB_RULE_OIF_DETACHED;
-  w.bytes(Uint8Array.of(r.family === 4 ? AF_INET : AF_INET6, r.dstLen, r.srcLen, r.tos, r.table < 256 ? r.table : 252, 0, 0, r.action));
+  const table = r.table < 256 ? r.table : RT_TABLE_COMPAT;
+  w.bytes(Uint8Array.of(r.family === 4 ? AF_INET : AF_INET6, r.dstLen, r.srcLen, r.tos, table, 0, 0, r.action));
   w.u32le(flags);
   u32attr(w, FRA.TABLE, r.table);
   u32attr(w, FRA.SUPPRESS_PREFIXLEN, r.suppressPrefixlen);

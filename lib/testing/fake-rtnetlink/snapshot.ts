@@ -3,6 +3,7 @@
  * numbers as the kernel stores them (RTN_*, RT_SCOPE_*, RTPROT_*, FR_ACT_*), never the live model.
  */
 import { formatAddr, fromU32 } from './codec.js';
+import { IFA_F_SECONDARY } from './constants.js';
 import { routes4 } from './fib4.js';
 import { routes6 } from './fib6.js';
 import { flagsOf } from './links.js';
@@ -95,14 +96,30 @@ export function snapshot(s: NetnsState): FakeRtnetlinkSnapshot {
   const links = [...s.links.values()]
     .sort((a, b) => a.index - b.index)
     .map((l) =>
-      Object.freeze({ index: l.index, name: l.name, loopback: l.loopback, up: l.up, flags: flagsOf(l), mtu: l.mtu, txqlen: l.txqlen, address: macText(l.address) }),
+      Object.freeze({
+        index: l.index,
+        name: l.name,
+        loopback: l.loopback,
+        up: l.up,
+        flags: flagsOf(l),
+        mtu: l.mtu,
+        txqlen: l.txqlen,
+        address: macText(l.address),
+      }),
     );
   const addresses: FakeAddressSnapshot[] = [];
   for (const f of [4, 6] as const) {
     for (const [, list] of [...s.addrs[f]].sort((a, b) => a[0] - b[0])) {
       for (const a of list) {
         addresses.push(
-          Object.freeze({ family: f, link: a.link, address: formatAddr(a.addr), prefixLength: a.prefixLen, scope: a.scope, secondary: (a.flags & 1) !== 0 }),
+          Object.freeze({
+            family: f,
+            link: a.link,
+            address: formatAddr(a.addr),
+            prefixLength: a.prefixLen,
+            scope: a.scope,
+            secondary: (a.flags & IFA_F_SECONDARY) !== 0,
+          }),
         );
       }
     }
