@@ -24,7 +24,13 @@
         "native/spawn/spawn_child.cc",
         "native/spawn/spawn_run.cc",
         "native/spawn/spawn_binding.cc",
-        "native/spawn/stdin_feed.cc"
+        "native/spawn/stdin_feed.cc",
+        "native/unix/seqpacket_ops.cc",
+        "native/unix/fd_waiter.cc",
+        "native/unix/op_driver.cc",
+        "native/unix/socket_wrap.cc",
+        "native/unix/server_wrap.cc",
+        "native/unix/unix_binding.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],

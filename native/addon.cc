@@ -6,6 +6,7 @@
 #include "netns/netns_binding.h"
 #include "rtnetlink/rtnetlink_binding.h"
 #include "spawn/spawn_binding.h"
+#include "unix/unix_binding.h"
 #include "util/js_error.h"
 
 namespace podnet {
@@ -37,6 +38,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterIpset(env, exports);
   RegisterRtnetlink(env, exports);
   RegisterSpawn(env, exports);
+  RegisterUnix(env, exports);
   return exports;
 }
 
