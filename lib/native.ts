@@ -199,6 +199,30 @@ export interface RawSpawnResult {
   durationMs: number;
 }
 
+/** SO_PEERCRED of a unix socket's peer, as read when it connected (native/unix/seqpacket_ops.h). */
+export interface RawPeerCredentials {
+  pid: number;
+  uid: number;
+  gid: number;
+}
+
+/** A connected SOCK_SEQPACKET socket (native/unix/socket_wrap.h). timeoutMs < 0: no deadline. */
+export interface RawSeqpacketSocketHandle {
+  connect(path: string, timeoutMs: number): Promise<void>;
+  /** fds are sent as given (duplicated if the message must wait): the caller keeps them. */
+  send(data: Uint8Array, fds: number[], timeoutMs: number): Promise<void>;
+  /** Resolves null at end of stream; the fds are the caller's from then on. */
+  receive(maxBytes: number, maxFds: number, timeoutMs: number): Promise<{ data: Buffer; fds: number[] } | null>;
+  peerCredentials(): RawPeerCredentials | undefined;
+  close(): void;
+}
+
+/** A listening SOCK_SEQPACKET socket (native/unix/server_wrap.h). */
+export interface RawSeqpacketServerHandle {
+  accept(timeoutMs: number): Promise<RawSeqpacketSocketHandle>;
+  close(): void;
+}
+
 /** The raw functions the addon exports. Arguments are checked in TypeScript before these are called. */
 export interface NativeBinding {
   setErrorFactory(factory: (fields: NativeErrorFields) => Error): void;
@@ -240,6 +264,12 @@ export interface NativeBinding {
   ): Promise<RawSpawnResult>;
   /** A stdin whose bytes come after the program started: spawnInNetns(..., null, ..., feed). */
   StdinFeed: new () => RawStdinFeed;
+  /** new SeqpacketServerHandle(path, mode, backlog) binds and listens; throws PodnetSystemError (EADDRINUSE, ...). */
+  SeqpacketServerHandle: new (path: string, mode: number, backlog: number) => RawSeqpacketServerHandle;
+  /** new SeqpacketSocketHandle() is a fresh, unconnected socket for connect(). */
+  SeqpacketSocketHandle: new () => RawSeqpacketSocketHandle;
+  /** sun_path's capacity without the NUL, and SCM_MAX_FD (fds per message). */
+  unixConstants: { pathMax: number; maxFds: number };
 }
 
 /** Bytes for a started program's stdin (native/spawn/stdin_feed.h). */

@@ -60,6 +60,19 @@ export class Netns implements Disposable {
     return Netns.open(`${NETNS_RUN_DIR}/${name}`);
   }
 
+  /**
+   * Netns.fromFd takes over fd, an open network namespace descriptor obtained elsewhere (received with SCM_RIGHTS,
+   * ...): the handle closes it from then on. path only names the handle (default `/proc/self/fd/<fd>`). Throws a
+   * PodnetSystemError with code `ERR_NOT_NETNS` when fd is not a network namespace (`EBADF` when it is not open); the
+   * fd then stays the caller's, still open.
+   */
+  static fromFd(fd: number, path = `/proc/self/fd/${fd}`): Netns {
+    checkInteger('fd', fd, 0, 0x7fffffff);
+    checkString('path', path, 4096);
+    const raw = native.netnsIdentify(fd);
+    return new Netns(path, raw.fd, raw.dev, raw.ino);
+  }
+
   /** Netns.current opens the namespace of this process (of its main thread, where JS runs). */
   static current(): Netns {
     return Netns.open('/proc/self/ns/net');
