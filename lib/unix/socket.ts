@@ -1,0 +1,141 @@
+/** SeqpacketSocket: one connection of a unix SOCK_SEQPACKET socket, with fds passed as SCM_RIGHTS. */
+import { withCallerStack } from '../errors.js';
+import { native, type RawPeerCredentials, type RawSeqpacketSocketHandle } from '../native.js';
+import { checkInteger, checkOptions } from '../validate.js';
+import { unixClosedError } from './errors.js';
+import {
+  checkData,
+  checkFds,
+  checkSocketPath,
+  checkTimeout,
+  SEQPACKET_MAX_BYTES,
+  type SeqpacketConnectOptions,
+  type SeqpacketReceiveOptions,
+  type SeqpacketSendOptions,
+} from './options.js';
+import { adoptReceivedFd, type ReceivedFd } from './received-fd.js';
+
+/** PeerCredentials are the peer's process, user and group (SO_PEERCRED) when the connection was made. */
+export type PeerCredentials = Readonly<RawPeerCredentials>;
+
+/** ReceivedMessage is one message: its bytes and the fds that came with it (owned by the receiver). */
+export interface ReceivedMessage {
+  data: Buffer;
+  fds: ReceivedFd[];
+}
+
+const DEFAULT_MAX_BYTES = 1024;
+const DEFAULT_MAX_FDS = 1;
+
+let wrap: (handle: RawSeqpacketSocketHandle, path: string) => SeqpacketSocket;
+
+/**
+ * SeqpacketSocket is a connected unix SOCK_SEQPACKET socket: each send() is one message, each receive() takes one,
+ * boundaries kept. Sends go out in call order and receives are served in call order, each with its own deadline.
+ * Waiting is event-driven on the libuv loop (no threads); a pending operation keeps the process alive, an idle
+ * socket does not. close() it (or `using` it); one dropped unclosed is closed when collected.
+ */
+export class SeqpacketSocket implements Disposable {
+  /** path is the socket file: the one connected to, or for an accepted connection the server's. */
+  readonly path: string;
+  /** peerCredentials are the peer's pid, uid and gid (SO_PEERCRED), read when the connection was made. */
+  readonly peerCredentials: PeerCredentials;
+  #handle: RawSeqpacketSocketHandle | undefined;
+
+  static {
+    wrap = (handle, path) => new SeqpacketSocket(handle, path);
+  }
+
+  private constructor(handle: RawSeqpacketSocketHandle, path: string) {
+    this.#handle = handle;
+    this.path = path;
+    // Read by the addon at connect and accept, before any handle reaches here.
+    this.peerCredentials = Object.freeze(handle.peerCredentials()!);
+  }
+
+  /**
+   * SeqpacketSocket.connect connects to a SeqpacketServer (or any SOCK_SEQPACKET listener) at path. Rejects with
+   * InvalidArgumentError for bad arguments, a PodnetSystemError naming the path (`ENOENT`, `ECONNREFUSED`,
+   * `EACCES`, `EPROTOTYPE` for a listener of another type, ...), `ETIMEDOUT` when the server's backlog stayed full
+   * until the deadline.
+   */
+  static async connect(path: string, options?: SeqpacketConnectOptions): Promise<SeqpacketSocket> {
+    const caller = new Error('connect');
+    checkSocketPath('path', path);
+    const opts = checkOptions<SeqpacketConnectOptions>('options', options);
+    const timeoutMs = checkTimeout('options.timeoutMs', opts.timeoutMs);
+    const handle = new native.SeqpacketSocketHandle();
+    try {
+      await withCallerStack(handle.connect(path, timeoutMs), caller);
+    } catch (err) {
+      handle.close();
+      throw err;
+    }
+    return wrap(handle, path);
+  }
+
+  /** closed tells whether close() was called. */
+  get closed(): boolean {
+    return this.#handle === undefined;
+  }
+
+  /**
+   * send sends data (1..65536 bytes) as one message with options.fds attached. The fds stay the caller's (they are
+   * duplicated if the message has to wait, so they may be closed once send() returned). Rejects with
+   * InvalidArgumentError for bad arguments (a closed or non-integer fd, ...), a PodnetSystemError with syscall
+   * `sendmsg`: `EPIPE` / `ECONNRESET` when the peer is gone, `ETIMEDOUT` at the deadline, `EMSGSIZE` for a message
+   * larger than the socket buffer; `ERR_UNIX_CLOSED` when the socket is or gets closed first.
+   */
+  async send(data: Uint8Array, options?: SeqpacketSendOptions): Promise<void> {
+    const caller = new Error('send');
+    const bytes = checkData('data', data);
+    const opts = checkOptions<SeqpacketSendOptions>('options', options);
+    const fds = checkFds('options.fds', opts.fds);
+    const timeoutMs = checkTimeout('options.timeoutMs', opts.timeoutMs);
+    return withCallerStack(this.#live().send(bytes, fds, timeoutMs), caller);
+  }
+
+  /**
+   * receive takes the next message, or resolves null at the end of the stream (the peer closed; later calls resolve
+   * null too). Its fds are the caller's to close. Rejects with InvalidArgumentError for bad options,
+   * SeqpacketMessageError (`ERR_UNIX_TRUNCATED`, `ERR_UNIX_CTRUNC`) for a message over maxBytes or maxFds (discarded,
+   * its fds closed), a PodnetSystemError with syscall `recvmsg` (`ETIMEDOUT` at the deadline, `ECONNRESET`), and
+   * `ERR_UNIX_CLOSED` when the socket is or gets closed first.
+   */
+  async receive(options?: SeqpacketReceiveOptions): Promise<ReceivedMessage | null> {
+    const caller = new Error('receive');
+    const opts = checkOptions<SeqpacketReceiveOptions>('options', options);
+    const timeoutMs = checkTimeout('options.timeoutMs', opts.timeoutMs);
+    const maxBytes = opts.maxBytes === undefined ? DEFAULT_MAX_BYTES : checkInteger('options.maxBytes', opts.maxBytes, 1, SEQPACKET_MAX_BYTES);
+    const maxFds = opts.maxFds === undefined ? DEFAULT_MAX_FDS : checkInteger('options.maxFds', opts.maxFds, 0, native.unixConstants.maxFds);
+    const raw = await withCallerStack(this.#live().receive(maxBytes, maxFds, timeoutMs), caller);
+    if (raw === null) return null;
+    return { data: raw.data, fds: raw.fds.map(adoptReceivedFd) };
+  }
+
+  /** close closes the socket: pending sends and receives reject with `ERR_UNIX_CLOSED`. Calling it again does nothing. */
+  close(): void {
+    const handle = this.#handle;
+    if (!handle) return;
+    this.#handle = undefined;
+    handle.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  toString(): string {
+    return `SeqpacketSocket(${this.path})`;
+  }
+
+  #live(): RawSeqpacketSocketHandle {
+    if (!this.#handle) throw unixClosedError('seqpacket socket', this.path);
+    return this.#handle;
+  }
+}
+
+/** socketFromHandle wraps a connected handle (an accepted connection); the socket owns it from then on. */
+export function socketFromHandle(handle: RawSeqpacketSocketHandle, path: string): SeqpacketSocket {
+  return wrap(handle, path);
+}
