@@ -140,9 +140,16 @@ function* candidates(t: Table6, addr: AddrBytes): Generator<Route6[]> {
   }
 }
 
-/** tableLookup6 is fib6_table_lookup with RT6_LOOKUP_F_IFACE: the first route on oif (any when 0). */
-function tableLookup6(t: Table6, addr: AddrBytes, oif: number): Route6 | undefined {
+/**
+ * tableLookup6 is fib6_table_lookup. With RT6_LOOKUP_F_IFACE (strict) only routes on oif count, the first of them
+ * in metric order; without it a route on oif is only preferred within the node's lowest metric.
+ */
+function tableLookup6(t: Table6, addr: AddrBytes, oif: number, strict = true): Route6 | undefined {
   for (const list of candidates(t, addr)) {
+    if (!strict) {
+      const best = list.filter((x) => x.metric === list[0]!.metric);
+      return best.find((x) => x.oif === oif) ?? best[0];
+    }
     const r = list.find((x) => !oif || x.oif === oif);
     if (r) return r;
   }
@@ -176,9 +183,11 @@ function validateGateway(state: NetnsState, cfg: Cfg6, gw: AddrBytes, dev: numbe
   if (type !== 'linklocal') {
     if (type === 'invalid') return fail(ERRNO.EINVAL, 'Invalid gateway address');
     if (cfg.rtmFlags & RTNH_F_ONLINK) {
+      // ip6_route_check_nh_onlink: a route in main that covers the gateway must be unicast on the same device,
+      // unless it is a reject route or one whose prefix address is :: (the default route, or ::/1).
       const main = state.findTable6(RT_TABLE_MAIN);
-      const r = main ? tableLookup6(main, gw, 0) : undefined;
-      if (r && !r.reject && r.len !== 0 && (r.type !== RTN.UNICAST || r.oif !== dev)) {
+      const r = main ? tableLookup6(main, gw, cfg.oif, false) : undefined;
+      if (r && !r.reject && !isZero(r.dst) && (r.type !== RTN.UNICAST || r.oif !== dev)) {
         return fail(ERRNO.EINVAL, 'Nexthop has invalid gateway or device mismatch');
       }
     } else {
