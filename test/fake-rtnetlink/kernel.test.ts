@@ -14,6 +14,9 @@ const del = (o: Parameters<typeof route>[0]) => route(o, T.delroute);
 const delr = (o: Parameters<typeof rule>[0]) => rule(o, T.delrule);
 const dumps = (): Step[] => [s('route dump', dump(T.getroute)), s('rule dump', dump(T.getrule)), s('addr dump', dump(T.getaddr))];
 
+// Prefixes that nest and branch, to check the radix tree's dump order.
+const NESTED: [string, number][] = [['::', 0], ['fd00::', 16], ['fd00:0:8000::', 33], ['fd00::', 32], ['fd00:1::', 32], ['fc00::', 7], ['8000::', 1], ['::', 1]];
+
 const LINKS: World = {
   links: [
     { name: 'd0', address: '02:00:00:00:00:05' },
@@ -252,7 +255,7 @@ const SCENARIOS: { name: string; world: World; steps: Step[] }[] = [
       s('RTM_F_CLONED', route({ family: 6, dst: 'fd82::', dstLen: 64, oif: 2, rtmFlags: 0x200 })),
       s('IPv4 gateway', route({ family: 6, dst: 'fd30::', dstLen: 64, extra: [attr(5, Uint8Array.of(10, 0, 0, 7))] })),
       s('short header', msg(T.newroute, REQ | ACK, Uint8Array.of(10, 0, 0))),
-      s('nested prefixes', Buffer.concat([['::', 0], ['fd00::', 16], ['fd00:0:8000::', 33], ['fd00::', 32], ['fd00:1::', 32], ['fc00::', 7], ['8000::', 1], ['::', 1]].map(([d, l]) => route({ family: 6, dst: d as string, dstLen: l as number, oif: 2, table: 102 })))),
+      s('nested prefixes', Buffer.concat(NESTED.map(([dst, dstLen]) => route({ family: 6, dst, dstLen, oif: 2, table: 102 })))),
       ...dumps(),
     ],
   },
