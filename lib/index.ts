@@ -29,6 +29,7 @@ export type {
 export { unmapIpv4 } from './ipset/address.js';
 export type { NetlinkPeer } from './netlink/peer.js';
 export { runInNetns, startInNetns, SAFE_PATH, type RunOptions, type RunResult, type StartedProgram } from './spawn.js';
+export * from './unix/index.js';
 export * from './iptables/index.js';
 export * from './rtnetlink/index.js';
 export { RtnetlinkError, type RtnetlinkErrorContext } from './errors.js';
@@ -52,3 +53,5 @@ export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type Inpo
 export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
 export type { Logger, LogFields } from './agent/logger.js';
 export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, RtnetlinkFactory } from './agent/backends.js';
+export { ZdsError, isZdsProtocolError, type ZdsErrorCode, type ZdsErrorContext } from './proxy/errors.js';
+export type { ZdsWorkloadInfo } from './proxy/zds-messages.js';
