@@ -1,20 +1,14 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { readdirSync, readlinkSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 
 import { InvalidArgumentError, Netns, PodnetError, PodnetSystemError } from '../lib/index.js';
 import { native } from '../lib/native.js';
+import { isCloexec } from './helpers/fds.js';
 import { withNetns } from './helpers/netns.js';
 import { describePrivileged } from './helpers/privileged.js';
-
-// O_CLOEXEC as /proc/self/fdinfo prints flags (octal).
-const O_CLOEXEC = 0o2000000;
-
-function fdFlags(fd: number): number {
-  const line = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').find((l) => l.startsWith('flags:'));
-  return parseInt(line!.split(/\s+/)[1]!, 8);
-}
+import { thrown } from './helpers/rejection.js';
 
 function threadNamespaces(): Map<string, string> {
   const seen = new Map<string, string>();
@@ -50,11 +44,11 @@ describe('Netns (any user)', () => {
 
   it('opens every fd close-on-exec', () => {
     using ns = Netns.current();
-    expect(fdFlags(ns.fd) & O_CLOEXEC).toBe(O_CLOEXEC);
+    expect(isCloexec(ns.fd)).toBe(true);
   });
 
   it('fails with ENOENT naming the path for a missing file', () => {
-    const err = catchError(() => Netns.open('/nonexistent/podnet-netns'));
+    const err = thrown(() => Netns.open('/nonexistent/podnet-netns'));
     expect(err).toBeInstanceOf(PodnetSystemError);
     expect(err).toMatchObject({ code: 'ENOENT', errno: -2, syscall: 'open', path: '/nonexistent/podnet-netns' });
     expect((err as Error).message).toBe("ENOENT: no such file or directory, open '/nonexistent/podnet-netns'");
@@ -66,7 +60,7 @@ describe('Netns (any user)', () => {
     ['a user namespace', '/proc/self/ns/user'],
     ['a directory', '/proc/self/ns'],
   ])('refuses %s with ERR_NOT_NETNS naming the path', (_name, path) => {
-    const err = catchError(() => Netns.open(path));
+    const err = thrown(() => Netns.open(path));
     expect(err).toBeInstanceOf(PodnetSystemError);
     expect(err).toMatchObject({ code: 'ERR_NOT_NETNS', errno: -22, path });
     expect((err as Error).message).toContain(path);
@@ -74,12 +68,12 @@ describe('Netns (any user)', () => {
 
   it('does not leak an fd when opening fails', () => {
     const before = readdirSync('/proc/self/fd').length;
-    for (let i = 0; i < 50; i++) catchError(() => Netns.open('/proc/self/ns/mnt'));
+    for (let i = 0; i < 50; i++) thrown(() => Netns.open('/proc/self/ns/mnt'));
     expect(readdirSync('/proc/self/fd').length).toBe(before);
   });
 
   it('fromPid fails with ENOENT for a process that does not exist', () => {
-    const err = catchError(() => Netns.fromPid(0x7ffffff0));
+    const err = thrown(() => Netns.fromPid(0x7ffffff0));
     expect(err).toMatchObject({ code: 'ENOENT', path: `/proc/${0x7ffffff0}/ns/net` });
   });
 
@@ -92,13 +86,13 @@ describe('Netns (any user)', () => {
     ['name', () => Netns.named('a\0b'), 'ERR_INVALID_ARG_VALUE'],
     ['path', () => Netns.open(42 as unknown as string), 'ERR_INVALID_ARG_TYPE'],
   ])('checks %s before touching the system (%#)', (argument, call, code) => {
-    const err = catchError(call);
+    const err = thrown(call);
     expect(err).toBeInstanceOf(InvalidArgumentError);
     expect(err).toMatchObject({ code, argument });
   });
 
   it('named() looks under /run/netns', () => {
-    const err = catchError(() => Netns.named('podnet-surely-missing'));
+    const err = thrown(() => Netns.named('podnet-surely-missing'));
     expect(err).toMatchObject({ code: 'ENOENT', path: '/run/netns/podnet-surely-missing' });
   });
 
@@ -109,8 +103,8 @@ describe('Netns (any user)', () => {
     ns.close();
     expect(ns.closed).toBe(true);
     expect(() => readlinkSync(`/proc/self/fd/${fd}`)).toThrow();
-    expect(catchError(() => ns.fd)).toMatchObject({ code: 'ERR_NETNS_CLOSED' });
-    expect(catchError(() => ns.fd)).toBeInstanceOf(PodnetError);
+    expect(thrown(() => ns.fd)).toMatchObject({ code: 'ERR_NETNS_CLOSED' });
+    expect(thrown(() => ns.fd)).toBeInstanceOf(PodnetError);
   });
 
   it('closes on dispose (using)', () => {
@@ -199,15 +193,6 @@ describePrivileged('Netns (root, real namespaces)', () => {
     expect(readlinkSync('/proc/self/ns/net')).toBe(original);
   });
 });
-
-function catchError(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('Netns finalizer', () => {
   it('closes a handle nobody closed once it is collected', async () => {

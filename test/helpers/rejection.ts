@@ -7,3 +7,13 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   }
   throw new Error('expected a rejection');
 }
+
+/** thrown returns what fn throws, and fails the test when it returns instead. */
+export function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a throw');
+}

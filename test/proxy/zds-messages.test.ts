@@ -21,6 +21,7 @@ import {
   type ZdsRequest,
 } from '../../lib/proxy/zds-messages.js';
 import { missingBinary } from '../helpers/privileged.js';
+import { thrown } from '../helpers/rejection.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -31,15 +32,6 @@ function hex(text: string): Uint8Array {
 
 function toHex(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('hex').replace(/(..)(?!$)/g, '$1 ');
-}
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
 }
 
 const requestGoldens: { name: string; req: ZdsRequest; bytes: string }[] = [

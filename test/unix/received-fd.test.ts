@@ -11,21 +11,13 @@ import { withNetns } from '../helpers/netns.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { checkFdsPerTest, fdsTo, socketDir } from './helpers/fds.js';
 import { bytes, pair, type Pair } from './helpers/pair.js';
+import { thrown } from '../helpers/rejection.js';
 
 const nextPath = socketDir();
 
 async function receiveOne(p: Pair, fd: number | { fd: number }): Promise<ReceivedFd> {
   await p.client.send(bytes('fd'), { fds: [fd] });
   return (await p.conn.receive())!.fds[0]!;
-}
-
-function catchError(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
 }
 
 describe('ReceivedFd (any user)', () => {
@@ -43,8 +35,8 @@ describe('ReceivedFd (any user)', () => {
     received[Symbol.dispose]();
     expect(received.closed).toBe(true);
     expect(fdsTo(file)).toEqual([]);
-    expect(catchError(() => received.fd)).toMatchObject({ code: 'ERR_UNIX_FD_CLOSED' });
-    expect(catchError(() => received.toNetns())).toMatchObject({ code: 'ERR_UNIX_FD_CLOSED' });
+    expect(thrown(() => received.fd)).toMatchObject({ code: 'ERR_UNIX_FD_CLOSED' });
+    expect(thrown(() => received.toNetns())).toMatchObject({ code: 'ERR_UNIX_FD_CLOSED' });
   });
 
   it('refuses toNetns for an fd that is not a network namespace with ERR_NOT_NETNS, keeping the fd', async () => {
@@ -52,7 +44,7 @@ describe('ReceivedFd (any user)', () => {
     const mnt = openSync('/proc/self/ns/mnt', 'r');
     using received = await receiveOne(p, mnt);
     closeSync(mnt);
-    const err = catchError(() => received.toNetns());
+    const err = thrown(() => received.toNetns());
     expect(err).toBeInstanceOf(PodnetSystemError);
     expect(err).toMatchObject({ code: 'ERR_NOT_NETNS', errno: -22 });
     expect(received.closed).toBe(false);
@@ -113,7 +105,7 @@ describe('Netns.fromFd (any user)', () => {
   ])('refuses %s with ERR_NOT_NETNS and leaves the fd open, the caller\'s', (_name, path) => {
     const fd = openSync(path, 'r');
     try {
-      expect(catchError(() => Netns.fromFd(fd))).toMatchObject({ code: 'ERR_NOT_NETNS' });
+      expect(thrown(() => Netns.fromFd(fd))).toMatchObject({ code: 'ERR_NOT_NETNS' });
       expect(() => fstatSync(fd)).not.toThrow();
     } finally {
       closeSync(fd);
@@ -123,9 +115,9 @@ describe('Netns.fromFd (any user)', () => {
   it('refuses a closed fd with EBADF and a bad number before any native call', () => {
     const fd = openSync('/dev/null', 'r');
     closeSync(fd);
-    expect(catchError(() => Netns.fromFd(fd))).toMatchObject({ code: 'EBADF', syscall: 'fstatfs' });
-    expect(catchError(() => Netns.fromFd(-1))).toBeInstanceOf(PodnetError);
-    expect(catchError(() => Netns.fromFd(-1))).toMatchObject({ code: 'ERR_INVALID_ARG_VALUE', argument: 'fd' });
+    expect(thrown(() => Netns.fromFd(fd))).toMatchObject({ code: 'EBADF', syscall: 'fstatfs' });
+    expect(thrown(() => Netns.fromFd(-1))).toBeInstanceOf(PodnetError);
+    expect(thrown(() => Netns.fromFd(-1))).toMatchObject({ code: 'ERR_INVALID_ARG_VALUE', argument: 'fd' });
   });
 });
 

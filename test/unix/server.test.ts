@@ -6,20 +6,11 @@ import { describe, expect, it } from 'vitest';
 
 import { PodnetError, PodnetSystemError } from '../../lib/index.js';
 import { SeqpacketServer, SeqpacketSocket } from '../../lib/unix/index.js';
-import { rejection } from '../helpers/rejection.js';
+import { rejection, thrown } from '../helpers/rejection.js';
 import { checkFdsPerTest, socketDir } from './helpers/fds.js';
 import { bytes } from './helpers/pair.js';
 
 const nextPath = socketDir();
-
-function catchError(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
-}
 
 /** A socket file nobody listens on: bound by a process that exited without removing it. */
 function staleSocketFile(path: string): void {
@@ -80,7 +71,7 @@ describe('SeqpacketServer (any user)', () => {
     const path = nextPath();
     using live = SeqpacketServer.listen({ path });
     const ino = lstatSync(path).ino;
-    const err = catchError(() => SeqpacketServer.listen({ path }));
+    const err = thrown(() => SeqpacketServer.listen({ path }));
     expect(err).toBeInstanceOf(PodnetSystemError);
     expect(err).toMatchObject({ code: 'EADDRINUSE', errno: -98, syscall: 'bind', path });
     expect(lstatSync(path).ino).toBe(ino);
@@ -95,7 +86,7 @@ describe('SeqpacketServer (any user)', () => {
     const stream = createServer();
     await new Promise<void>((resolve) => stream.listen(path, resolve));
     try {
-      expect(catchError(() => SeqpacketServer.listen({ path }))).toMatchObject({ code: 'EADDRINUSE', path });
+      expect(thrown(() => SeqpacketServer.listen({ path }))).toMatchObject({ code: 'EADDRINUSE', path });
       const err = await rejection(SeqpacketSocket.connect(path));
       expect(err).toMatchObject({ code: 'EPROTOTYPE', syscall: 'connect', path });
     } finally {
@@ -106,7 +97,7 @@ describe('SeqpacketServer (any user)', () => {
   it('refuses a path that is a file but not a socket with EEXIST, and leaves the file', () => {
     const path = nextPath();
     writeFileSync(path, 'keep me');
-    const err = catchError(() => SeqpacketServer.listen({ path }));
+    const err = thrown(() => SeqpacketServer.listen({ path }));
     expect(err).toBeInstanceOf(PodnetSystemError);
     expect(err).toMatchObject({ code: 'EEXIST', errno: -17, syscall: 'bind', path });
     expect((err as Error).message).toContain('not a socket');
@@ -116,7 +107,7 @@ describe('SeqpacketServer (any user)', () => {
 
   it('fails with ENOENT naming the path when the folder is missing', () => {
     const path = `${nextPath()}.missing/s.sock`;
-    expect(catchError(() => SeqpacketServer.listen({ path }))).toMatchObject({ code: 'ENOENT', syscall: 'bind', path });
+    expect(thrown(() => SeqpacketServer.listen({ path }))).toMatchObject({ code: 'ENOENT', syscall: 'bind', path });
   });
 
   it('fails a connect to nothing with ENOENT, and to a stale file with ECONNREFUSED', async () => {

@@ -1,36 +1,13 @@
 // Fd accounting for the unix socket tests: every scenario, error paths
 // included, must leave this process with exactly the fds it started with.
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, expect } from 'vitest';
 
-/** openFds maps each open fd of this process to what it refers to. */
-export function openFds(): Map<number, string> {
-  const fds = new Map<number, string>();
-  for (const name of readdirSync('/proc/self/fd')) {
-    try {
-      fds.set(Number(name), readlinkSync(`/proc/self/fd/${name}`));
-    } catch {
-      // the directory fd readdirSync itself used, closed by now
-    }
-  }
-  return fds;
-}
+import { openFds } from '../../helpers/fds.js';
 
-/** fdsTo lists the open fds that refer to target (a file path, or "net:[inode]"). */
-export function fdsTo(target: string): number[] {
-  return [...openFds()].filter(([, t]) => t === target).map(([fd]) => fd);
-}
-
-// O_CLOEXEC as /proc/self/fdinfo prints flags (octal).
-const O_CLOEXEC = 0o2000000;
-
-/** isCloexec tells whether fd is close-on-exec. */
-export function isCloexec(fd: number): boolean {
-  const line = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').find((l) => l.startsWith('flags:'));
-  return (parseInt(line!.split(/\s+/)[1]!, 8) & O_CLOEXEC) === O_CLOEXEC;
-}
+export { fdsTo, isCloexec, openFds } from '../../helpers/fds.js';
 
 function describeFds(fds: Map<number, string>, numbers: number[]): string[] {
   return numbers.map((fd) => `${fd} -> ${fds.get(fd)}`);
