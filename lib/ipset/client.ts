@@ -10,6 +10,7 @@
  */
 import { IpsetError, PodnetError, withCallerStack } from '../errors.js';
 import { native, type RawIpsetHandle, type RawSetHeader } from '../native.js';
+import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
 import type { NetlinkPeer } from '../netlink/peer.js';
 import { Netns, type NetnsLike } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
@@ -230,17 +231,8 @@ export class Ipset implements Disposable {
    * does not speak protocol 6 or 7.
    */
   static async open(options: IpsetOpenOptions = {}): Promise<Ipset> {
-    const opts = checkOptions<IpsetOpenOptions>('options', options);
-    const timeoutMs = opts.timeoutMs === undefined ? 5000 : checkInteger('options.timeoutMs', opts.timeoutMs, 1, 3_600_000);
-    const peer = opts.netlink;
-    if (peer !== undefined && typeof (peer as NetlinkPeer).exchange !== 'function') {
-      throw invalidType('options.netlink', 'a NetlinkPeer (an object with exchange())', peer);
-    }
-    // Keep a handle of our own: the caller may close theirs while we still need to open dump sockets.
-    let netns: Netns | undefined;
-    if (opts.netns instanceof Netns) netns = opts.netns.reopen();
-    else if (typeof opts.netns === 'string') netns = Netns.open(opts.netns);
-    else if (opts.netns !== undefined) throw invalidType('options.netns', 'a Netns or a path', opts.netns);
+    // A handle of our own on the namespace: the caller may close theirs while we still need to open dump sockets.
+    const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
     let handle: RawIpsetHandle;
     try {
       handle = Ipset.#newHandle(netns, peer, timeoutMs);

@@ -5,7 +5,7 @@
  */
 import { PodnetError, RtnetlinkError, withCallerStack } from '../errors.js';
 import { native, type RawRtnetlinkHandle } from '../native.js';
-import type { NetlinkPeer } from '../netlink/peer.js';
+import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
 import { Netns } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { toAddress, toLink, toRoute, toRule } from './decode.js';
@@ -46,16 +46,7 @@ export class Rtnetlink implements Disposable {
    * when the namespace cannot be opened or entered.
    */
   static async open(options: RtnetlinkOpenOptions = {}): Promise<Rtnetlink> {
-    const opts = checkOptions<RtnetlinkOpenOptions>('options', options);
-    const timeoutMs = opts.timeoutMs === undefined ? 5000 : checkInteger('options.timeoutMs', opts.timeoutMs, 1, 3_600_000);
-    const peer = opts.netlink;
-    if (peer !== undefined && typeof (peer as NetlinkPeer).exchange !== 'function') {
-      throw invalidType('options.netlink', 'a NetlinkPeer (an object with exchange())', peer);
-    }
-    let netns: Netns | undefined;
-    if (opts.netns instanceof Netns) netns = opts.netns.reopen();
-    else if (typeof opts.netns === 'string') netns = Netns.open(opts.netns);
-    else if (opts.netns !== undefined) throw invalidType('options.netns', 'a Netns or a path', opts.netns);
+    const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
     try {
       const handle = peer
         ? new native.RtnetlinkHandle(-1, timeoutMs, (req) => peer.exchange(req))

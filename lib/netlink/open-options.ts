@@ -1,0 +1,44 @@
+/**
+ * The options every netlink client's open() takes (Ipset, Rtnetlink), checked in one place: where to talk (a
+ * namespace, or a NetlinkPeer instead of the kernel) and the deadline for each answer.
+ */
+import { Netns, type NetnsLike } from '../netns.js';
+import { checkInteger, checkOptions, invalidType } from '../validate.js';
+import type { NetlinkPeer } from './peer.js';
+
+/** NetlinkOpenOptions are the fields both clients' open options share. */
+export interface NetlinkOpenOptions {
+  netns?: NetnsLike;
+  netlink?: NetlinkPeer;
+  timeoutMs?: number;
+}
+
+/** What checkNetlinkOpenOptions found. */
+export interface NetlinkTarget {
+  timeoutMs: number;
+  peer: NetlinkPeer | undefined;
+  /**
+   * The client's own handle on the namespace (a path opened, a handle reopened), so the caller may close theirs;
+   * the client closes it. Undefined: the current namespace.
+   */
+  netns: Netns | undefined;
+}
+
+/**
+ * checkNetlinkOpenOptions checks the shared open options (timeoutMs 1..3600000, default 5000; netlink a peer;
+ * netns a Netns or a path) and opens the client's own namespace handle last, so a bad option leaves nothing open.
+ * Throws InvalidArgumentError naming the option, or what Netns.open throws.
+ */
+export function checkNetlinkOpenOptions(options: unknown): NetlinkTarget {
+  const opts = checkOptions<NetlinkOpenOptions>('options', options);
+  const timeoutMs = opts.timeoutMs === undefined ? 5000 : checkInteger('options.timeoutMs', opts.timeoutMs, 1, 3_600_000);
+  const peer = opts.netlink;
+  if (peer !== undefined && typeof (peer as NetlinkPeer).exchange !== 'function') {
+    throw invalidType('options.netlink', 'a NetlinkPeer (an object with exchange())', peer);
+  }
+  let netns: Netns | undefined;
+  if (opts.netns instanceof Netns) netns = opts.netns.reopen();
+  else if (typeof opts.netns === 'string') netns = Netns.open(opts.netns);
+  else if (opts.netns !== undefined) throw invalidType('options.netns', 'a Netns or a path', opts.netns);
+  return { timeoutMs, peer, netns };
+}
