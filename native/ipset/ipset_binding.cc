@@ -18,7 +18,6 @@
 #include "ipset/session_slot.h"
 #include "ipset/sync_channel.h"
 #include "netlink/js_transport.h"
-#include "netlink/socket_transport.h"
 #include "util/constants_object.h"
 #include "util/js_error.h"
 #include "util/promise_worker.h"
@@ -169,19 +168,8 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
 
   // new IpsetHandle(netnsFd, timeoutMs, exchange?)
   explicit IpsetHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IpsetHandle>(info) {
-    Napi::Env env = info.Env();
-    int netnsFd = info[0].As<Napi::Number>().Int32Value();
     int timeoutMs = info[1].As<Napi::Number>().Int32Value();
-    std::unique_ptr<nl::Transport> transport;
-    if (info.Length() > 2 && info[2].IsFunction()) {
-      transport = std::make_unique<nl::JsTransport>(env, info[2].As<Napi::Function>());
-    } else {
-      std::unique_ptr<nl::SocketTransport> socket;
-      ErrorInfo err = nl::SocketTransport::Open(netnsFd, NETLINK_NETFILTER, &socket);
-      if (err.failed()) ThrowError(env, err);
-      transport = std::move(socket);
-    }
-    slot_->session = std::make_shared<Session>(std::move(transport), timeoutMs);
+    slot_->session = std::make_shared<Session>(nl::TransportFromArgs(info, NETLINK_NETFILTER), timeoutMs);
   }
 
  private:

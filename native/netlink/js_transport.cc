@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "netlink/socket_transport.h"
+#include "util/js_error.h"
+
 namespace podnet::nl {
 
 ErrorInfo JsTransport::Send(const uint8_t* data, size_t len) {
@@ -35,6 +38,15 @@ ErrorInfo JsTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int /*timeou
   *len = buf->size();
   queue_.pop_front();
   return ErrorInfo{};
+}
+
+std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int protocol) {
+  Napi::Env env = info.Env();
+  if (info.Length() > 2 && info[2].IsFunction()) return std::make_unique<JsTransport>(env, info[2].As<Napi::Function>());
+  std::unique_ptr<SocketTransport> socket;
+  ErrorInfo err = SocketTransport::Open(info[0].As<Napi::Number>().Int32Value(), protocol, &socket);
+  if (err.failed()) ThrowError(env, err);
+  return socket;
 }
 
 }  // namespace podnet::nl

@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "netlink/transport.h"
@@ -29,5 +30,11 @@ class JsTransport final : public Transport {
   Napi::FunctionReference exchange_;
   std::deque<std::vector<uint8_t>> queue_;
 };
+
+// What the handle classes of every protocol take as new XHandle(netnsFd,
+// timeoutMs, exchange?): a JS peer when exchange is a function, else a
+// socket of that protocol opened in netnsFd's namespace (-1: the current
+// one). Throws the JS error when the socket cannot be opened.
+std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int protocol);
 
 }  // namespace podnet::nl

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "netlink/js_transport.h"
-#include "netlink/socket_transport.h"
 #include "rtnetlink/session.h"
 #include "util/constants_object.h"
 #include "util/js_error.h"
@@ -284,19 +283,8 @@ class RtnetlinkHandle : public Napi::ObjectWrap<RtnetlinkHandle> {
 
   // new RtnetlinkHandle(netnsFd, timeoutMs, exchange?)
   explicit RtnetlinkHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RtnetlinkHandle>(info) {
-    Napi::Env env = info.Env();
-    int netnsFd = info[0].As<Napi::Number>().Int32Value();
     int timeoutMs = info[1].As<Napi::Number>().Int32Value();
-    std::unique_ptr<nl::Transport> transport;
-    if (info.Length() > 2 && info[2].IsFunction()) {
-      transport = std::make_unique<nl::JsTransport>(env, info[2].As<Napi::Function>());
-    } else {
-      std::unique_ptr<nl::SocketTransport> socket;
-      ErrorInfo err = nl::SocketTransport::Open(netnsFd, NETLINK_ROUTE, &socket);
-      if (err.failed()) ThrowError(env, err);
-      transport = std::move(socket);
-    }
-    session_ = std::make_shared<Session>(std::move(transport), timeoutMs);
+    session_ = std::make_shared<Session>(nl::TransportFromArgs(info, NETLINK_ROUTE), timeoutMs);
   }
 
  private:
