@@ -2,6 +2,7 @@
  * Fault injection for tests of podnet's netlink engine: a scripted error for the next (matching) request, a lost
  * reply, or a truncated datagram. Each fault fires once, in the order it was added.
  */
+import { MatchingFaultQueue } from '../fault-queue.js';
 import { IPSET_CMD } from './constants.js';
 
 /** IpsetCommandName names an ipset command in fault matchers. */
@@ -32,26 +33,9 @@ export function commandNumber(name: IpsetCommandName): number | undefined {
 }
 
 /** FaultQueue keeps pending faults and hands out the first one a request matches. */
-export class FaultQueue {
-  readonly #pending: Fault[] = [];
-
-  add(fault: Fault): void {
-    this.#pending.push(fault);
-  }
-
-  get size(): number {
-    return this.#pending.length;
-  }
-
-  clear(): void {
-    this.#pending.length = 0;
-  }
-
-  /** take removes and returns the first pending fault that matches req. */
-  take(req: RequestInfo): Fault | undefined {
-    const i = this.#pending.findIndex((f) => matches(f.match, req));
-    if (i < 0) return undefined;
-    return this.#pending.splice(i, 1)[0];
+export class FaultQueue extends MatchingFaultQueue<Fault, FaultMatch, RequestInfo> {
+  constructor() {
+    super(matches);
   }
 }
 

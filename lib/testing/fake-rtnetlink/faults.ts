@@ -3,6 +3,7 @@
  * answer, or a dump interrupted by a concurrent change. Each fault fires once, in the order it was added.
  */
 import { checkOptions, invalidValue } from '../../validate.js';
+import { MatchingFaultQueue } from '../fault-queue.js';
 import { AF_INET, AF_INET6, RTM } from './constants.js';
 
 /** RtnetlinkRequestName names the requests the fake models, for fault matchers. */
@@ -59,26 +60,9 @@ function matches(m: RtnetlinkFaultMatch, req: RequestInfo): boolean {
 }
 
 /** FaultQueue keeps pending faults and hands out the first one of the wanted kinds that a request matches. */
-export class FaultQueue {
-  readonly #pending: Fault[] = [];
-
-  add(fault: Fault): void {
-    this.#pending.push(fault);
-  }
-
-  get size(): number {
-    return this.#pending.length;
-  }
-
-  clear(): void {
-    this.#pending.length = 0;
-  }
-
-  /** take removes and returns the first pending fault of one of kinds that req matches. */
-  take(req: RequestInfo, kinds: readonly Fault['kind'][]): Fault | undefined {
-    const i = this.#pending.findIndex((f) => kinds.includes(f.kind) && matches(f.match, req));
-    if (i < 0) return undefined;
-    return this.#pending.splice(i, 1)[0];
+export class FaultQueue extends MatchingFaultQueue<Fault, RtnetlinkFaultMatch, RequestInfo> {
+  constructor() {
+    super(matches);
   }
 }
 
