@@ -4,17 +4,8 @@ import { describe, expect, it } from 'vitest';
 
 import { parseAttrs, splitMessages } from '../../lib/testing/fake-netlink/codec.js';
 import { FakeNetlink } from '../../lib/testing/index.js';
-import { ACK, CMD, EXCL, PROTO, REQ, adt, attr, create, msg, nest, setname } from './helpers/requests.js';
+import { ACK, CMD, EXCL, PROTO, REQ, adt, attr, create, header, msg, nest, setname } from './helpers/requests.js';
 import { allMessages, codes, messages } from './helpers/replies.js';
-
-function header(len: number, type: number, flags: number, seq: number): Buffer {
-  const b = Buffer.alloc(16);
-  b.writeUInt32LE(len, 0);
-  b.writeUInt16LE(type, 4);
-  b.writeUInt16LE(flags, 6);
-  b.writeUInt32LE(seq, 8);
-  return b;
-}
 
 describe('FakeNetlink framing', () => {
   it('echoes seq, puts the request pid (or portId) in replies, and answers with an ACK of 16 echoed bytes', () => {

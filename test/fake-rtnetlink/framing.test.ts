@@ -6,16 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { FakeRtnetlink } from '../../lib/testing/index.js';
 import { mulberry32 } from '../helpers/random.js';
 import { allMessages, codes, errorInfo, firstError, messages } from './helpers/replies.js';
+import { header } from '../fake-netlink/helpers/requests.js';
 import { ACK, DUMP, REQ, T, dump, getLink, msg, route, rule } from './helpers/requests.js';
-
-function header(len: number, type: number, flags: number, seq: number): Buffer {
-  const b = Buffer.alloc(16);
-  b.writeUInt32LE(len, 0);
-  b.writeUInt16LE(type, 4);
-  b.writeUInt16LE(flags, 6);
-  b.writeUInt32LE(seq, 8);
-  return b;
-}
 
 /** withRoutes has n blackhole routes in table 100, enough to fill several small dump pages. */
 function withRoutes(n: number, options = {}): FakeRtnetlink {

@@ -168,3 +168,13 @@ export function batch(cmd: number, set: string, entries: Bytes[], flags = REQ | 
 export const simple = (cmd: number, attrs: Bytes[], flags = REQ | ACK): Bytes => msg(cmd, flags, [PROTO, ...attrs]);
 export const list = (set?: string, flags = REQ | ACK | DUMP): Bytes =>
   msg(CMD.list, flags, set === undefined ? [PROTO] : [PROTO, setname(set)]);
+
+/** header is a bare nlmsghdr (pid 0), for framing tests that build malformed messages by hand. */
+export function header(len: number, type: number, flags: number, seq: number): Buffer {
+  const b = Buffer.alloc(16);
+  b.writeUInt32LE(len, 0);
+  b.writeUInt16LE(type, 4);
+  b.writeUInt16LE(flags, 6);
+  b.writeUInt32LE(seq, 8);
+  return b;
+}

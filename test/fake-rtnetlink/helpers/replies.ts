@@ -1,16 +1,12 @@
 // Test-only decoding of what FakeRtnetlink (or the kernel) answers, and the canonical form the differential tests
 // compare: nlmsg_pid masked (the kernel uses the socket's port id), IFA_CACHEINFO time stamps masked, and only the
 // link attributes the fake emits kept from the kernel's RTM_NEWLINK (it sends stats, queues, AF_SPEC and more).
-import { type RawAttr, type Reply, attrs, messages } from '../../fake-netlink/helpers/replies.js';
+import { type RawAttr, type Reply, allMessages, attrs, codes, messages } from '../../fake-netlink/helpers/replies.js';
 
-export { attrs, messages, type RawAttr, type Reply };
+export { allMessages, attrs, codes, messages, type RawAttr, type Reply };
 
 /** LINK_ATTRS are the IFLA_* types FakeRtnetlink emits, in the kernel's order. */
 export const LINK_ATTRS: ReadonlySet<number> = new Set([3, 13, 16, 17, 4, 27, 30, 61, 31, 32, 33, 1, 2]);
-
-export function allMessages(datagrams: Uint8Array[]): Reply[] {
-  return datagrams.flatMap(messages);
-}
 
 /** ErrorInfo is an NLMSG_ERROR decoded: the errno, the echoed bytes and the extended ACK. */
 export interface ErrorInfo {
@@ -35,13 +31,6 @@ export function errorInfo(m: Reply): ErrorInfo {
     }
   }
   return out;
-}
-
-/** codes lists the error field of every NLMSG_ERROR (0 for ACKs) and of every NLMSG_DONE. */
-export function codes(datagrams: Uint8Array[]): number[] {
-  return allMessages(datagrams)
-    .filter((m) => m.type === 2)
-    .map((m) => m.error ?? NaN);
 }
 
 /** firstError is the first NLMSG_ERROR of a reply, decoded. */
