@@ -332,10 +332,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (o.reapplyRules) {
       for (const pod of list) {
         if (pod.netns === undefined) continue;
-        await this.#withPod(pod, async (ns) => {
-          await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
-          await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
-        });
+        await this.#reapplyPod(pod);
         report.rulesReapplied++;
       }
     }
@@ -364,8 +361,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * pod's namespace cannot be opened or read.
    */
   async verify(options: { pods?: readonly PodInfo[] } = {}): Promise<NodeVerifyReport> {
-    const o = checkOptions<{ pods?: readonly PodInfo[] }>('options', options);
-    const pods = this.#checkPods(o.pods);
+    return this.#verify(this.#podsOption(options));
+  }
+
+  async #verify(pods: readonly PodInfo[]): Promise<NodeVerifyReport> {
     const probes = this.#live();
     const ipset = this.#ipset!;
     const sets = await Promise.all(
@@ -389,10 +388,20 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     return { inSync, sets, hostRules, pods: podReports };
   }
 
-  #checkPods(pods: unknown): PodInfo[] {
+  /** The pods of verify's and repair's options, checked; those without a namespace have nothing to verify. */
+  #podsOption(options: unknown): PodInfo[] {
+    const pods = checkOptions<{ pods?: readonly PodInfo[] }>('options', options).pods;
     if (pods === undefined) return [];
     if (!Array.isArray(pods)) throw invalidType('options.pods', 'an array of pods', pods);
     return pods.map((pod, i) => checkPod(pod, `options.pods[${i}]`)).filter((p) => p.netns !== undefined);
+  }
+
+  /** Reconciles a pod's in-pod rules and puts back its policy routes (syncSnapshot's reapply, repair). */
+  async #reapplyPod(pod: PodInfo): Promise<void> {
+    await this.#withPod(pod, async (ns) => {
+      await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
+      await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
+    });
   }
 
   async #verifyPod(pod: PodInfo): Promise<PodVerifyReport> {
@@ -409,7 +418,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * or policy routes drifted, re-applies them; resolves whether anything changed. Rejects with AgentError.
    */
   async repair(options: { pods?: readonly PodInfo[] } = {}): Promise<{ changed: boolean }> {
-    const report = await this.verify(options);
+    const pods = this.#podsOption(options);
+    const report = await this.#verify(pods);
     if (report.inSync) return { changed: false };
     const probes = this.#live();
     if (report.sets.some((s) => !s.present)) {
@@ -423,15 +433,13 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
       });
     }
-    const pods = this.#checkPods(checkOptions<{ pods?: readonly PodInfo[] }>('options', options).pods);
-    const drifted = report.pods.filter((p) => !p.inSync).map((p) => p.uid);
-    for (const pod of pods.filter((p) => drifted.includes(p.uid))) {
-      await this.#withPod(pod, async (ns) => {
-        await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
-        await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
-      });
-    }
-    this.#log.warn('node network repaired drift', { sets: report.sets.filter((s) => !s.ok).map((s) => s.name), pods: drifted });
+    // report.pods is in the order of pods: the drifted ones are found by position, not by uid.
+    const drifted = pods.filter((_, i) => !report.pods[i]!.inSync);
+    for (const pod of drifted) await this.#reapplyPod(pod);
+    this.#log.warn('node network repaired drift', {
+      sets: report.sets.filter((s) => !s.ok).map((s) => s.name),
+      pods: drifted.map((p) => p.uid),
+    });
     return { changed: true };
   }
 
