@@ -30,29 +30,24 @@ using SessionPtr = std::shared_ptr<Session>;
 template <typename Derived>
 using Baton = SessionBaton<Derived, Session>;
 
+// Lowercase hex of bytes, sep between them when it is not NUL.
+static std::string Hex(const std::vector<uint8_t>& a, char sep) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < a.size(); i++) {
+    if (sep != '\0' && i > 0) out += sep;
+    out += kHex[a[i] >> 4];
+    out += kHex[a[i] & 15];
+  }
+  return out;
+}
+
 // "10.0.0.1", "fd00::1", or hex bytes for families podnet does not format.
 static std::string FormatAddr(uint8_t family, const std::vector<uint8_t>& a) {
   char text[INET6_ADDRSTRLEN];
   if (family == AF_INET && a.size() == 4 && inet_ntop(AF_INET, a.data(), text, sizeof text)) return text;
   if (family == AF_INET6 && a.size() == 16 && inet_ntop(AF_INET6, a.data(), text, sizeof text)) return text;
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : a) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
-
-static std::string FormatLinkAddr(const std::vector<uint8_t>& a) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < a.size(); i++) {
-    if (i > 0) out += ':';
-    out += kHex[a[i] >> 4];
-    out += kHex[a[i] & 15];
-  }
-  return out;
+  return Hex(a, '\0');
 }
 
 static Napi::Array Unknown(Napi::Env env, const std::vector<rt::RawAttr>& attrs) {
@@ -78,7 +73,7 @@ static Napi::Object LinkObject(Napi::Env env, const rt::Link& l) {
   o.Set("flags", l.flags);
   if (l.hasMtu) o.Set("mtu", l.mtu);
   o.Set("operstate", l.operstate);
-  if (!l.address.empty()) o.Set("address", FormatLinkAddr(l.address));
+  if (!l.address.empty()) o.Set("address", Hex(l.address, ':'));
   if (!l.kind.empty()) o.Set("kind", l.kind);
   if (l.hasMaster) o.Set("master", l.master);
   o.Set("unknown", Unknown(env, l.unknown));
