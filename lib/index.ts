@@ -51,7 +51,7 @@ export { INPOD_ROUTING, inpodRoute, inpodRoutingRule, type PodRoutingState } fro
 export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy } from './agent/probe-set.js';
 export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type InpodRulesConfig } from './agent/rules.js';
 export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
-export type { Logger, LogFields } from './agent/logger.js';
+export type { Logger, LogFields } from './logger.js';
 export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, RtnetlinkFactory } from './agent/backends.js';
 export { ZdsError, isZdsProtocolError, type ZdsErrorCode, type ZdsErrorContext } from './proxy/errors.js';
 export type { ZdsWorkloadInfo } from './proxy/zds-messages.js';

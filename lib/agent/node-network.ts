@@ -25,7 +25,7 @@ import {
   type RtnetlinkFactory,
 } from './backends.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
-import { toLogger, type Logger } from './logger.js';
+import { toLogger, type Logger } from '../logger.js';
 import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
 import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
 import { INPOD, checkProbeSource, hostProbeRules, inpodRules } from './rules.js';

@@ -18,7 +18,7 @@ import { parseIp, unmapIpv4 } from '../ipset/address.js';
 import { invalidValue, checkString } from '../validate.js';
 import { ProbeOwnerConflictError } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
-import { silentLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from '../logger.js';
 
 export type ConflictPolicy = 'takeover' | 'error';
 

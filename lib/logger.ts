@@ -1,4 +1,4 @@
-/** Structured logging for the agent layer: nothing is printed unless a logger is injected. */
+/** Structured logging for the agent and proxy layers: nothing is printed unless a logger is injected. */
 
 /** Fields that say what a log line is about. */
 export interface LogFields {
