@@ -53,5 +53,23 @@ export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type Inpo
 export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
 export type { Logger, LogFields } from './logger.js';
 export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, RtnetlinkFactory } from './agent/backends.js';
-export { ZdsError, isZdsProtocolError, type ZdsErrorCode, type ZdsErrorContext } from './proxy/errors.js';
+export {
+  ZdsError,
+  isZdsProtocolError,
+  ProxyError,
+  ProxyAckError,
+  type ZdsErrorCode,
+  type ZdsErrorContext,
+  type ProxyErrorContext,
+} from './proxy/errors.js';
+export {
+  ZtunnelServer,
+  type ZtunnelServerOptions,
+  type ZtunnelServerEvents,
+  type ZtunnelWorkload,
+  type EnrolledWorkload,
+  type SnapshotOutcome,
+  type NetnsFd,
+} from './proxy/ztunnel-server.js';
+export type { ProxyPeer, DisconnectReason } from './proxy/connection.js';
 export type { ZdsWorkloadInfo } from './proxy/zds-messages.js';

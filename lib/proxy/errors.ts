@@ -44,3 +44,58 @@ export class ZdsError extends PodnetError {
 export function isZdsProtocolError(err: unknown): boolean {
   return err instanceof ZdsError && err.code === 'ERR_ZDS_PROTOCOL';
 }
+
+/** What a ProxyError is about besides its code. */
+export interface ProxyErrorContext {
+  /** The request that failed: `add`, `del`, `keep` or `snapshotSent`. */
+  request?: string;
+  /** The workload's uid (add, del, keep). */
+  uid?: string;
+  /** The server's socket file. */
+  path?: string;
+  /** The failed system call's errno (negative, as in Node), when a system call failed. */
+  errno?: number;
+  /** The failed system call (`sendmsg`, `recvmsg`), when one failed. */
+  syscall?: string;
+}
+
+/**
+ * ProxyError is a request to the node proxy that did not get through: `code` is `ERR_PROXY_NOT_CONNECTED` (no proxy
+ * has connected and said hello), `ERR_PROXY_DISCONNECTED` (the connection was lost before the ack),
+ * `ERR_PROXY_PROTOCOL` (the proxy answered with bytes that are not an ack; the connection was dropped),
+ * `ERR_PROXY_CLOSED` (the server was closed), or a system error code (`ETIMEDOUT` when no ack came before the
+ * deadline, `EPIPE`, `ECONNRESET`) with its `errno` and `syscall`. Every one is worth retrying: a proxy that connects
+ * (again) gets a fresh snapshot.
+ */
+export class ProxyError extends PodnetError {
+  readonly request: string | undefined;
+  readonly uid: string | undefined;
+  readonly path: string | undefined;
+  readonly errno: number | undefined;
+  readonly syscall: string | undefined;
+
+  constructor(message: string, code: string, context: ProxyErrorContext = {}, options?: { cause?: unknown }) {
+    super(message, code, options);
+    this.request = context.request;
+    this.uid = context.uid;
+    this.path = context.path;
+    this.errno = context.errno;
+    this.syscall = context.syscall;
+  }
+}
+
+/**
+ * ProxyAckError is a request the node proxy answered with an error in its Ack (for an add: it could not start its
+ * listeners in the pod); `proxyError` is the proxy's text. `code` is `ERR_PROXY_ACK`. The proxy retries on its side;
+ * the caller may retry the request.
+ */
+export class ProxyAckError extends ProxyError {
+  declare readonly code: 'ERR_PROXY_ACK';
+  readonly proxyError: string;
+
+  constructor(proxyError: string, context: ProxyErrorContext) {
+    const about = context.uid === undefined ? '' : ` for uid '${context.uid}'`;
+    super(`node proxy refused ${context.request ?? 'the request'}${about}: ${proxyError}`, 'ERR_PROXY_ACK', context);
+    this.proxyError = proxyError;
+  }
+}
