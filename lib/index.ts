@@ -46,6 +46,7 @@ export {
   type NodeVerifyReport,
   type PodVerifyReport,
   type SnapshotReport,
+  type WorkloadProxy,
 } from './agent/node-network.js';
 export { INPOD_ROUTING, inpodRoute, inpodRoutingRule, type PodRoutingState } from './agent/routes.js';
 export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy } from './agent/probe-set.js';

@@ -15,6 +15,8 @@ export interface AgentNetns {
   readonly id: string;
   /** The real handle, when there is one (fakes have none). */
   readonly handle?: Netns;
+  /** An open fd of the namespace, handed to the node proxy (a fake's is of a namespace that stands for it). */
+  readonly fd?: number;
   close(): void;
 }
 
@@ -45,7 +47,7 @@ export const realNetnsOpener: NetnsOpener = {
     // A handle of our own, closed when the work is done: the caller keeps theirs.
     const handle = netns instanceof Netns ? netns.reopen() : Netns.open(netns);
     const path = netns instanceof Netns ? netns.path : netns;
-    return { path, id: handle.id, handle, close: () => handle.close() };
+    return { path, id: handle.id, handle, fd: handle.fd, close: () => handle.close() };
   },
 };
 

@@ -2,7 +2,7 @@
 import { PodnetError } from '../errors.js';
 
 /** The step of a pod or node flow that failed. */
-export type AgentStep = 'netns' | 'inpod-rules' | 'routes' | 'probe-set' | 'host-rules' | 'sets';
+export type AgentStep = 'netns' | 'inpod-rules' | 'routes' | 'proxy' | 'probe-set' | 'host-rules' | 'sets';
 
 /**
  * AgentError wraps the failure of one step (`step`), keeps the original as `cause`, and says whether retrying the

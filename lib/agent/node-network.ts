@@ -8,6 +8,9 @@
 import { EventEmitter } from 'node:events';
 
 import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError } from '../errors.js';
+import { ProxyError } from '../proxy/errors.js';
+import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
+import type { ZdsWorkloadInfo } from '../proxy/zds-messages.js';
 import { Ipset } from '../ipset/client.js';
 import type { Iptables } from '../iptables/iptables.js';
 import type { RuleSet } from '../iptables/rule-set.js';
@@ -53,7 +56,20 @@ export interface NodeNetworkOptions {
   netns?: NetnsOpener;
   /** Opens rtnetlink clients in pod namespaces for the policy routes; default real ones (Rtnetlink.open). */
   rtnetlink?: RtnetlinkFactory;
+  /**
+   * The node proxy each pod's netns is handed to (a ZtunnelServer, or anything with its interface); default none.
+   * With one, pods need `workload` and `netns`, and it holds the enrolled pods a (re)connecting proxy gets as its
+   * snapshot: syncSnapshot replaces them; stop() leaves the proxy alone (its owner closes it).
+   */
+  proxy?: WorkloadProxy;
   logger?: Partial<Logger>;
+}
+
+/** WorkloadProxy is what NodeNetwork needs of the node proxy: ZtunnelServer's workload calls. */
+export interface WorkloadProxy {
+  addWorkload(uid: string, workload: ZdsWorkloadInfo, netns: { readonly fd: number }): Promise<void>;
+  delWorkload(uid: string): Promise<void>;
+  replaceWorkloads(workloads: readonly ZtunnelWorkload[]): void;
 }
 
 /** A pod as the agent sees it. */
@@ -64,6 +80,8 @@ export interface PodInfo {
   netns?: NetnsLike;
   /** Leave the pod's inbound traffic alone (inpodRules' `ingressOnly`; default false). */
   ingressOnly?: boolean;
+  /** The pod's name, namespace and service account, for the node proxy (needed with the `proxy` option). */
+  workload?: ZdsWorkloadInfo;
 }
 
 /** What verify found in one pod's namespace. */
@@ -100,13 +118,20 @@ export interface NodeNetworkEvents {
   ownerMismatch: [ProbeOwnerMismatch];
 }
 
-function checkPod(pod: unknown, name = 'pod'): PodInfo {
+function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
   const p = checkOptions<PodInfo>(name, pod);
   checkString(`${name}.uid`, p.uid, 255);
   if (!Array.isArray(p.ips)) throw invalidType(`${name}.ips`, 'an array of IP addresses', p.ips);
   p.ips.forEach((ip, i) => normalizeIp(ip, `${name}.ips[${i}]`));
   if (p.ingressOnly !== undefined && typeof p.ingressOnly !== 'boolean') {
     throw invalidType(`${name}.ingressOnly`, 'a boolean', p.ingressOnly);
+  }
+  if (p.workload !== undefined || needsWorkload) {
+    const w = checkOptions<ZdsWorkloadInfo>(`${name}.workload`, p.workload);
+    if (p.workload === undefined) throw invalidType(`${name}.workload`, "the pod's name, namespace and service account", p.workload);
+    checkString(`${name}.workload.name`, w.name, 253);
+    checkString(`${name}.workload.namespace`, w.namespace, 253);
+    if (typeof w.serviceAccount !== 'string') throw invalidType(`${name}.workload.serviceAccount`, 'a string', w.serviceAccount);
   }
   return p as PodInfo;
 }
@@ -119,6 +144,8 @@ function retryable(err: unknown): boolean {
   if (err instanceof IpsetError) return err.code === 'ETIMEDOUT' || err.code === 'ENOBUFS' || err.code === 'IPSET_ERR_BUSY';
   // The kernel refused the route or rule itself (ENODEV: no lo, EINVAL): the same call will be refused again.
   if (err instanceof RtnetlinkError) return err.code === 'ETIMEDOUT' || err.code === 'EAGAIN' || err.code === 'ENOBUFS';
+  // No proxy yet, a lost connection, a refused add: a proxy that (re)connects or retries its listeners fixes each.
+  if (err instanceof ProxyError) return true;
   const code = (err as { code?: unknown })?.code;
   return code === 'ETIMEDOUT' || code === 'EAGAIN' || code === 'ERR_PROCESS_TIMEOUT';
 }
@@ -131,6 +158,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   readonly #iptables: IptablesFactory;
   readonly #netns: NetnsOpener;
   readonly #rtnetlink: RtnetlinkFactory;
+  readonly #proxy: WorkloadProxy | undefined;
   readonly #log: Logger;
   #ipset: Ipset | undefined;
   readonly #ownsIpset: boolean;
@@ -157,6 +185,13 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#iptables = o.iptables ?? realIptables(o.hostNetns);
     this.#netns = o.netns ?? realNetnsOpener;
     this.#rtnetlink = o.rtnetlink ?? realRtnetlink;
+    if (o.proxy !== undefined) {
+      const p = o.proxy as unknown as Record<string, unknown>;
+      for (const m of ['addWorkload', 'delWorkload', 'replaceWorkloads']) {
+        if (typeof p?.[m] !== 'function') throw invalidType('options.proxy', 'a ZtunnelServer (addWorkload, delWorkload, replaceWorkloads)', o.proxy);
+      }
+    }
+    this.#proxy = o.proxy;
     this.#log = toLogger(o.logger);
     this.#ipset = o.ipset;
     this.#ownsIpset = o.ipset === undefined;
@@ -281,16 +316,25 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   /**
    * addPod applies the in-pod rules inside the pod's namespace first, then its policy routes (the fwmark rule and the
-   * local route of table 100), and adds its IPs to the probe sets last, so a pod is never probed through SNAT before
-   * its rules exist. Idempotent: a second addPod changes nothing. Rejects with AgentError naming the failed step
-   * ('netns', 'inpod-rules', 'routes', 'probe-set').
+   * local route of table 100), then hands the namespace to the node proxy (with the `proxy` option; waits for its
+   * ack), and adds its IPs to the probe sets last, so a pod is never probed through SNAT before its rules exist and
+   * never starts without its proxy listeners. Idempotent: a second addPod changes nothing. Rejects with AgentError
+   * naming the failed step ('netns', 'inpod-rules', 'routes', 'proxy', 'probe-set'); a failed 'proxy' step is
+   * retryable (no proxy connected yet, the proxy refused) and a retry leaves no duplicate.
    */
   async addPod(pod: PodInfo): Promise<void> {
-    const p = checkPod(pod);
+    const p = checkPod(pod, 'pod', this.#proxy !== undefined);
     const probes = this.#live();
     await this.#withPod(p, async (ns) => {
       await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
       await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
+      const proxy = this.#proxy;
+      if (proxy) {
+        await this.#step('proxy', p.uid, `handing pod '${p.uid}' to the node proxy`, async () => {
+          if (ns.fd === undefined) throw invalidValue('pod.netns', 'a namespace with an fd for the node proxy', ns.path);
+          await proxy.addWorkload(p.uid, p.workload!, { fd: ns.fd });
+        });
+      }
     });
     await this.#step('probe-set', p.uid, `adding the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.add(ip, p.uid);
@@ -299,8 +343,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   }
 
   /**
-   * removePod removes the pod's probe entries first (only those it owns), then its in-pod rules and policy routes,
-   * unless the pod is being deleted (its namespace is going away with them).
+   * removePod removes the pod's probe entries first (only those it owns), then tells the node proxy to drop it (with
+   * the `proxy` option), then removes its in-pod rules and policy routes, unless the pod is being deleted (its
+   * namespace is going away with them). Rejects with AgentError ('probe-set', 'proxy', 'netns', 'inpod-rules',
+   * 'routes').
    */
   async removePod(pod: PodInfo, options: { deleted?: boolean } = {}): Promise<void> {
     const p = checkPod(pod);
@@ -309,6 +355,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     await this.#step('probe-set', p.uid, `removing the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.remove(ip, p.uid);
     });
+    const proxy = this.#proxy;
+    if (proxy) {
+      await this.#step('proxy', p.uid, `removing pod '${p.uid}' from the node proxy`, () => proxy.delWorkload(p.uid));
+    }
     if (!o.deleted) {
       await this.#withPod(p, async (ns) => {
         await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
@@ -321,11 +371,13 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   /**
    * syncSnapshot makes the probe sets hold the snapshot's pods: every pod's IPs are upserted, then entries whose IP
    * no pod claims are pruned, but never while any pod has no IP yet (it may be about to claim one of them). With
-   * `reapplyRules`, the in-pod rules and policy routes of every pod with a namespace are reconciled too.
+   * `reapplyRules`, the in-pod rules and policy routes of every pod with a namespace are reconciled too. With the
+   * `proxy` option, the snapshot's pods become what a (re)connecting proxy is sent (each with its namespace, or as a
+   * Keep when it has none or it is gone), before any probe entry changes.
    */
   async syncSnapshot(pods: readonly PodInfo[], options: { reapplyRules?: boolean } = {}): Promise<SnapshotReport> {
     if (!Array.isArray(pods)) throw invalidType('pods', 'an array of pods', pods);
-    const list = pods.map((pod, i) => checkPod(pod, `pods[${i}]`));
+    const list = pods.map((pod, i) => checkPod(pod, `pods[${i}]`, this.#proxy !== undefined));
     const o = checkOptions<{ reapplyRules?: boolean }>('options', options);
     const probes = this.#live();
     const report: SnapshotReport = { added: 0, unchanged: 0, takenOver: 0, pruned: [], pruneSkipped: false, rulesReapplied: 0 };
@@ -336,6 +388,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         report.rulesReapplied++;
       }
     }
+    if (this.#proxy) await this.#replaceProxyWorkloads(this.#proxy, list);
     await this.#step('probe-set', undefined, 'upserting the snapshot', async () => {
       const outcomes = await Promise.all(list.flatMap((pod) => pod.ips.map((ip) => probes.add(ip, pod.uid))));
       for (const outcome of outcomes) {
@@ -394,6 +447,28 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (pods === undefined) return [];
     if (!Array.isArray(pods)) throw invalidType('options.pods', 'an array of pods', pods);
     return pods.map((pod, i) => checkPod(pod, `options.pods[${i}]`)).filter((p) => p.netns !== undefined);
+  }
+
+  /** Gives the proxy the snapshot's pods, each with its namespace if it still opens (the proxy keeps its own). */
+  async #replaceProxyWorkloads(proxy: WorkloadProxy, pods: readonly PodInfo[]): Promise<void> {
+    const opened: AgentNetns[] = [];
+    try {
+      const workloads: ZtunnelWorkload[] = pods.map((pod) => {
+        let ns: AgentNetns | undefined;
+        if (pod.netns !== undefined) {
+          try {
+            ns = this.#netns.open(pod.netns);
+            opened.push(ns);
+          } catch (err) {
+            this.#log.warn(`pod '${pod.uid}' namespace did not open; the proxy is told to keep it: ${(err as Error).message}`, { pod: pod.uid });
+          }
+        }
+        return { uid: pod.uid, workload: pod.workload!, ...(ns?.fd === undefined ? {} : { netns: { fd: ns.fd } }) };
+      });
+      await this.#step('proxy', undefined, 'replacing the node proxy snapshot', async () => proxy.replaceWorkloads(workloads));
+    } finally {
+      for (const ns of opened) ns.close();
+    }
   }
 
   /** Reconciles a pod's in-pod rules and puts back its policy routes (syncSnapshot's reapply, repair). */
