@@ -1,7 +1,8 @@
 /**
  * podnet/testing: fakes for tests of code that uses podnet, each held to the real thing by the same contract tests.
  * FakeNetlink stands in for the kernel's ipset netlink subsystem (`Ipset.open({ netlink: new FakeNetlink() })`),
- * FakeIptables for iptables-restore/-save (`Iptables.open({ runner: new FakeIptables() })`). SimulatedNode and
+ * FakeIptables for iptables-restore/-save (`Iptables.open({ runner: new FakeIptables() })`), FakeZtunnel for the
+ * node proxy on the other end of the agent's ZDS socket (`await FakeZtunnel.connect(path)`). SimulatedNode and
  * echo-who are the opposite: real namespaces, veths and sockets for tests that need packets (root only).
  */
 export { FakeNetlink, type FakeNetlinkOptions } from './fake-netlink/fake-netlink.js';
@@ -24,5 +25,15 @@ export type {
 } from './fake-rtnetlink/snapshot.js';
 export { FakeIptables, type FakeIptablesDump } from './fake-iptables.js';
 export { FakeNode, FakeNetnsOpener } from './fake-node.js';
+export {
+  FakeZtunnel,
+  type FakeZtunnelDisconnect,
+  type FakeZtunnelMessage,
+  type FakeZtunnelOptions,
+  type FakeZtunnelProtocolError,
+  type FakeZtunnelProtocolErrorKind,
+  type FakeZtunnelWaitOptions,
+  type FakeZtunnelWorkload,
+} from './fake-ztunnel.js';
 export { SimulatedNode, SIM_GATEWAY, type SimulatedNodeOptions, type SimNamespace, type SimPod } from './sim-node.js';
 export { startEchoWho, echoWho, echoWhoServerArgv, echoWhoClientArgv, type EchoWhoServer, type EchoWhoServerOptions } from './echo-who.js';
