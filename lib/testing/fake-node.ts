@@ -4,18 +4,34 @@
  * FakeRtnetlink per namespace, and a namespace opener over a set of pretend
  * namespace paths.
  */
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import type { AgentNetns, IptablesFactory, NetnsOpener, RtnetlinkFactory } from '../agent/backends.js';
 import type { NodeNetworkOptions } from '../agent/node-network.js';
 import { PodnetSystemError } from '../errors.js';
 import { Ipset } from '../ipset/client.js';
 import { Iptables } from '../iptables/iptables.js';
 import { Netns, type NetnsLike } from '../netns.js';
+import { ZtunnelServer } from '../proxy/ztunnel-server.js';
 import { Rtnetlink } from '../rtnetlink/client.js';
 import { FakeIptables } from './fake-iptables.js';
 import { FakeNetlink } from './fake-netlink/fake-netlink.js';
 import { FakeRtnetlink } from './fake-rtnetlink/fake-rtnetlink.js';
+import { FakeZtunnel } from './fake-ztunnel.js';
 
-/** FakeNetnsOpener opens pretend namespaces: paths added with add(), gone after remove() (ENOENT, as for real). */
+/** FakeNodeProxy is a node's proxy handoff: the agent's ZtunnelServer and the FakeZtunnel connected to it. */
+export interface FakeNodeProxy {
+  readonly server: ZtunnelServer;
+  readonly ztunnel: FakeZtunnel;
+}
+
+/**
+ * FakeNetnsOpener opens pretend namespaces: paths added with add(), gone after remove() (ENOENT, as for real). Each
+ * opened one carries an fd of this process's own network namespace, so a node proxy (FakeZtunnel) gets a real netns
+ * fd; every pretend namespace shares that one.
+ */
 export class FakeNetnsOpener implements NetnsOpener {
   readonly #present = new Set<string>();
   #open = 0;
@@ -41,14 +57,19 @@ export class FakeNetnsOpener implements NetnsOpener {
     if (!this.#present.has(path)) {
       throw new PodnetSystemError(`ENOENT: no such file or directory, open '${path}'`, 'ENOENT', -2, { syscall: 'open', path });
     }
+    // The node proxy needs a real netns fd to check and hold; without root the only one at hand is this process's.
+    const fd = openSync('/proc/self/ns/net', 'r');
     this.#open++;
     let closed = false;
     return {
       path,
       id: `fake:${path}`,
+      fd,
       close: () => {
-        if (!closed) this.#open--;
+        if (closed) return;
         closed = true;
+        this.#open--;
+        closeSync(fd);
       },
     };
   }
@@ -60,6 +81,8 @@ export class FakeNode {
   readonly netns = new FakeNetnsOpener();
   readonly #iptables = new Map<string, FakeIptables>();
   readonly #rtnetlink = new Map<string, FakeRtnetlink>();
+  #proxy: Promise<FakeNodeProxy> | undefined;
+  #proxyDir: string | undefined;
 
   constructor(options: { netlink?: FakeNetlink } = {}) {
     this.netlink = options.netlink ?? new FakeNetlink();
@@ -92,6 +115,40 @@ export class FakeNode {
 
   /** rtnetlink is the RtnetlinkFactory to inject: one FakeRtnetlink per namespace. */
   readonly rtnetlink: RtnetlinkFactory = (request) => Rtnetlink.open({ netlink: this.rtnetlinkOf(request.netns.path) });
+
+  /**
+   * proxy starts (once) a ZtunnelServer on a socket file in a fresh temp folder and a FakeZtunnel connected to it,
+   * resolving once the fake has its first snapshot; pass `server` as NodeNetwork's `proxy`. close() ends both.
+   * Unix sockets need no root, and the fds handed over are of this process's namespace (see FakeNetnsOpener).
+   */
+  proxy(): Promise<FakeNodeProxy> {
+    this.#proxy ??= (async () => {
+      this.#proxyDir = mkdtempSync(join(tmpdir(), 'podnet-fake-node-'));
+      const server = await ZtunnelServer.listen({ path: join(this.#proxyDir, 'ztunnel.sock') });
+      try {
+        const ztunnel = await FakeZtunnel.connect(server.path);
+        await ztunnel.waitForSnapshot({ after: 0 });
+        return { server, ztunnel };
+      } catch (err) {
+        await server.close();
+        throw err;
+      }
+    })();
+    return this.#proxy;
+  }
+
+  /** close ends the proxy handoff started by proxy(), if any, and removes its socket folder. */
+  async close(): Promise<void> {
+    const started = this.#proxy;
+    this.#proxy = undefined;
+    if (started) {
+      const proxy = await started.catch(() => undefined);
+      proxy?.ztunnel.close();
+      await proxy?.server.close();
+    }
+    if (this.#proxyDir) rmSync(this.#proxyDir, { recursive: true, force: true });
+    this.#proxyDir = undefined;
+  }
 
   /** options returns NodeNetwork options wired to these fakes (an Ipset client on the fake netlink). */
   async options(): Promise<Pick<NodeNetworkOptions, 'ipset' | 'iptables' | 'netns' | 'rtnetlink'>> {

@@ -32,7 +32,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
     afterEach(async () => {
       for (const n of nodes.splice(0)) await n.stop({ keep: true }).catch(() => undefined);
-      world.cleanup();
+      await world.cleanup();
     });
 
     it('starts: probe sets and host SNAT rules, idempotently', async () => {

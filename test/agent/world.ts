@@ -1,7 +1,11 @@
 // Worlds a NodeNetwork can run in for tests: all fakes (no root), or real
 // namespaces with the real kernel. Both expose the same handles for checks.
-import { Ipset, Iptables, NodeNetwork, Rtnetlink, type NodeNetworkOptions } from '../../lib/index.js';
-import { FakeNode } from '../../lib/testing/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { Ipset, Iptables, Netns, NodeNetwork, Rtnetlink, ZtunnelServer, type NodeNetworkOptions } from '../../lib/index.js';
+import { FakeNode, FakeZtunnel } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 
 export interface PodRef {
@@ -25,7 +29,26 @@ export interface World {
   podRtnetlink(pod: PodRef): Promise<Rtnetlink>;
   /** What `ip -n <pod> args` prints (kernel world only: undefined on fakes). */
   podIp(pod: PodRef, ...args: string[]): string | undefined;
-  cleanup(): void;
+  /** A ZtunnelServer on a socket in a temp folder with a FakeZtunnel connected (its first snapshot taken). */
+  proxy(): Promise<{ server: ZtunnelServer; ztunnel: FakeZtunnel }>;
+  /** The Netns.id of the fd the node proxy gets for pod (on fakes: this process's namespace, see FakeNetnsOpener). */
+  netnsId(pod: PodRef): string;
+  cleanup(): Promise<void>;
+}
+
+/** proxyFolder makes a temp folder for ZDS socket files; the returned remover deletes it. */
+function proxyFolder(): { path: (name: string) => string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'podnet-world-'));
+  return { path: (name) => join(dir, name), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function currentNetnsId(): string {
+  const ns = Netns.current();
+  try {
+    return ns.id;
+  } finally {
+    ns.close();
+  }
 }
 
 let podCounter = 0;
@@ -59,9 +82,12 @@ export function fakeWorld(): World {
       return rt;
     },
     podIp: () => undefined,
-    cleanup() {
+    proxy: () => node.proxy(),
+    netnsId: () => currentNetnsId(),
+    async cleanup() {
       hostIpset?.close();
       for (const c of clients) c.close();
+      await node.close();
     },
   };
 }
@@ -70,6 +96,8 @@ export function kernelWorld(): World {
   const host = new TestNetns('host');
   const pods: TestNetns[] = [];
   const clients: { close(): void }[] = [];
+  let proxy: Promise<{ server: ZtunnelServer; ztunnel: FakeZtunnel }> | undefined;
+  const folder = proxyFolder();
   return {
     async options() {
       return { hostNetns: host.path };
@@ -98,7 +126,28 @@ export function kernelWorld(): World {
     podIp(pod, ...args) {
       return pods.find((p) => p.path === pod.netns)?.ip(...args);
     },
-    cleanup() {
+    proxy() {
+      proxy ??= (async () => {
+        const server = await ZtunnelServer.listen({ path: folder.path('ztunnel.sock') });
+        const ztunnel = await FakeZtunnel.connect(server.path);
+        await ztunnel.waitForSnapshot({ after: 0 });
+        return { server, ztunnel };
+      })();
+      return proxy;
+    },
+    netnsId(pod) {
+      const ns = Netns.open(pod.netns);
+      try {
+        return ns.id;
+      } finally {
+        ns.close();
+      }
+    },
+    async cleanup() {
+      const p = await proxy?.catch(() => undefined);
+      p?.ztunnel.close();
+      await p?.server.close();
+      folder.remove();
       for (const c of clients) c.close();
       for (const p of pods) p.delete();
       host.delete();

@@ -1,0 +1,73 @@
+// Scenario 7: hand a pod's netns to the node proxy: one ZDS Add with its fd, sent and acked (ZtunnelServer to a proxy
+// in another process), against a plain child_process spawn of /bin/true, the cheapest thing a Node agent could do
+// instead of an addon (it cannot pass fds at all).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { Netns, ZtunnelServer } from '../dist/index.js';
+import { BENCH_DIR } from './harness.mjs';
+import { withNetns } from './netns.mjs';
+import { runForked } from './proc.mjs';
+
+const W = { name: 'bench-0', namespace: 'bench', serviceAccount: 'default' };
+
+async function timeOne(fn) {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e3;
+}
+
+function startPeer(path) {
+  const child = spawn(process.execPath, [join(BENCH_DIR, 'zds-peer.mjs'), path], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const ready = new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => String(d).includes('ready') && resolve());
+    child.on('exit', (code) => reject(new Error(`zds peer exited ${code}`)));
+  });
+  return { child, ready };
+}
+
+export async function proxyScenarios(res, cfg) {
+  const dir = mkdtempSync(join(tmpdir(), 'podnet-bench-zds-'));
+  const server = await ZtunnelServer.listen({ path: join(dir, 'ztunnel.sock') });
+  const peer = startPeer(server.path);
+  try {
+    await peer.ready;
+    await withNetns(async (ns) => {
+      const S = '7 ZDS Add with a netns fd, acked';
+      const handle = Netns.open(ns.path);
+      try {
+        let n = 0;
+        const contenders = [
+          ['podnet ZtunnelServer.addWorkload', () => server.addWorkload(`uid-${n++ % 64}`, W, handle)],
+          ['child_process spawn /bin/true', () => runForked(['/bin/true'])],
+        ];
+        const times = contenders.map(() => []);
+        // JIT-warm both paths first: the codec and socket code run cold otherwise, and a cold median is not what an agent sees.
+        for (let w = 0; w < 300; w++) await contenders[0][1]();
+        for (let w = 0; w < 10; w++) await contenders[1][1]();
+        // Chunks, not strict round-robin: a fork write-protects this process, and the Add right after each spawn
+        // would pay a page fault per page it writes (see proc.mjs), a cost of the interleaving, not of ZDS. Chunks
+        // still spread load drift over both contenders.
+        const CHUNK = 50;
+        for (let done = 0; done < cfg.zdsOps; done += CHUNK) {
+          for (let c = 0; c < contenders.length; c++) {
+            for (let i = 0; i < Math.min(CHUNK, cfg.zdsOps - done); i++) times[c].push(await timeOne(contenders[c][1]));
+          }
+        }
+        const rows = contenders.map(([name], c) => res.row(S, name, times[c], { unit: 'us', podnet: c === 0 }));
+        res.target(S, 'spawn / Add round trip (speed-up)', rows[1].median / rows[0].median, '>=', 5);
+        // The issue's absolute goal, reported but not gated: absolute times move with the machine's load.
+        res.target(S, 'Add round trip median', rows[0].median, '<=', 100, 'us', { gate: false });
+      } finally {
+        handle.close();
+      }
+    }, 1, 'zds');
+  } finally {
+    peer.child.stdin.end();
+    await server.close();
+    await new Promise((resolve) => (peer.child.exitCode !== null ? resolve() : peer.child.on('exit', resolve)));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
