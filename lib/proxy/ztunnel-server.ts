@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 
+import { InvalidArgumentError } from '../errors.js';
 import { Netns } from '../netns.js';
 import { toLogger, type Logger } from '../logger.js';
 import { SeqpacketServer } from '../unix/server.js';
@@ -11,7 +12,7 @@ import type { SeqpacketSocket } from '../unix/socket.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { asProxyError, ZdsConnection, type DisconnectReason, type ProxyPeer } from './connection.js';
 import { ProxyError } from './errors.js';
-import { encodeRequest, ZdsVersion, type ZdsWorkloadInfo } from './zds-messages.js';
+import { encodeRequest, ZdsVersion, type ZdsRequest, type ZdsWorkloadInfo } from './zds-messages.js';
 
 /** ZtunnelServerOptions are the options of ZtunnelServer.listen. */
 export interface ZtunnelServerOptions {
@@ -75,6 +76,20 @@ const ERRNO_RETRY_MS = 100;
 
 function checkUid(uid: unknown): string {
   return checkString('uid', uid);
+}
+
+/**
+ * encodeAs runs encodeRequest with req's fields named as the caller's arguments: encodeRequest names them
+ * `req.uid`, `req.workload.name`, ...; prefix replaces `req.` (`''` for addWorkload's own arguments).
+ */
+function encodeAs(prefix: string, req: ZdsRequest): Uint8Array {
+  try {
+    return encodeRequest(req);
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError) || !err.argument.startsWith('req.')) throw err;
+    const name = prefix + err.argument.slice('req.'.length);
+    throw new InvalidArgumentError(err.message.replace(err.argument, name), err.code as 'ERR_INVALID_ARG_VALUE', name);
+  }
 }
 
 /** ownNetns takes a handle of the server's own on netns, refusing anything that is not an open network namespace. */
@@ -169,7 +184,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
    * failed add leaves the table as it was.
    */
   async addWorkload(uid: string, workload: ZdsWorkloadInfo, netns: NetnsFd): Promise<void> {
-    const bytes = encodeRequest({ kind: 'add', uid: checkUid(uid), workload });
+    const bytes = encodeAs('', { kind: 'add', uid: checkUid(uid), workload });
     const info = { name: workload.name, namespace: workload.namespace, serviceAccount: workload.serviceAccount };
     const context = { request: 'add', uid, path: this.path };
     this.#checkOpen(context);
@@ -196,7 +211,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
    * rejects with ProxyAckError or ProxyError (`ETIMEDOUT`, ...) from the first proxy that failed.
    */
   async delWorkload(uid: string): Promise<void> {
-    const bytes = encodeRequest({ kind: 'del', uid: checkUid(uid) });
+    const bytes = encodeAs('', { kind: 'del', uid: checkUid(uid) });
     const context = { request: 'del', uid, path: this.path };
     this.#checkOpen(context);
     this.#table.get(uid)?.netns?.close();
@@ -223,7 +238,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
         const e = checkOptions<ZtunnelWorkload>(`workloads[${i}]`, w);
         const uid = checkString(`workloads[${i}].uid`, e.uid);
         const w0 = e.workload as ZdsWorkloadInfo;
-        encodeRequest({ kind: 'add', uid, workload: w0 });
+        encodeAs(`workloads[${i}].`, { kind: 'add', uid, workload: w0 });
         if (next.has(uid)) throw invalidValue(`workloads[${i}].uid`, 'a uid named once', uid);
         const workload = { name: w0.name, namespace: w0.namespace, serviceAccount: w0.serviceAccount };
         next.set(uid, { workload, netns: e.netns === undefined ? undefined : ownNetns(`workloads[${i}].netns`, e.netns) });

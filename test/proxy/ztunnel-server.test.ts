@@ -339,6 +339,10 @@ describe('ZtunnelServer', () => {
       closeSync(file);
     }
     await expect(server.addWorkload('', W, ns)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(server.addWorkload('u', { ...W, namespace: 'a\0b' }, ns)).rejects.toMatchObject({ argument: 'workload.namespace' });
+    expect(() => server.replaceWorkloads([{ uid: 'u', workload: { ...W, name: 7 as never } }])).toThrow(
+      expect.objectContaining({ argument: 'workloads[0].workload.name' }),
+    );
     await expect(server.addWorkload('u', { ...W, name: 'x'.repeat(2000) }, ns)).rejects.toMatchObject({ code: 'ERR_ZDS_MESSAGE_TOO_LARGE' });
     await expect(server.addWorkload('u', W, { fd: 1e9 })).rejects.toBeInstanceOf(InvalidArgumentError);
     server.replaceWorkloads([{ uid: 'keep-me', workload: W, netns: ns }]);
