@@ -1,0 +1,187 @@
+// The bad-input table: each bad input a user can hand podnet, grouped by part, and the error code it gets.
+// bad-input.test.ts runs every row against the kernel in a fresh namespace, checks the code, checks with the CLI
+// that nothing changed, and renders docs/bad-input.md from this table, so the document cannot drift.
+import { Ipset, Iptables, Netns, NodeNetwork, RuleSet, Rtnetlink, SeqpacketSocket, ZtunnelServer } from '../../lib/index.js';
+
+/** What every row gets: clients opened inside the test namespace, a set and a rule that exist, a live server. */
+export interface BadInputContext {
+  netns: Netns;
+  ipset: Ipset;
+  iptables: Iptables;
+  rtnetlink: Rtnetlink;
+  /** A hash:ip set with comments that exists ('podnet-bad'), holding 10.0.0.1. */
+  set: string;
+  ztunnel: ZtunnelServer;
+  /** A closed Ipset client, a closed Netns handle. */
+  closedIpset: Ipset;
+  closedNetns: Netns;
+  /** A socket file path in a temp folder that nobody listens on. */
+  freePath: string;
+}
+
+export interface BadInputCase {
+  part: string;
+  /** The input, as the document shows it (markdown inline code allowed). */
+  input: string;
+  run: (ctx: BadInputContext) => unknown;
+  /**
+   * The error code the call throws or rejects with; or 'accepted' for an input podnet reads once and uses as read
+   * (then `check` proves what it did and `undo` puts the namespace back).
+   */
+  code: string;
+  /** For 'accepted' rows: what podnet does with it, as the document says. */
+  answer?: string;
+  check?: (ctx: BadInputContext) => Promise<void>;
+  undo?: (ctx: BadInputContext) => Promise<void>;
+}
+
+const W = { name: 'web-0', namespace: 'shop', serviceAccount: 'web' };
+
+/** flipping returns an object whose `key` reads as good the first time and bad after: a value that changes between reads. */
+function flipping<T extends object>(base: T, key: string, good: unknown, bad: unknown): T {
+  let reads = 0;
+  return new Proxy(base, {
+    get(target, prop, receiver) {
+      if (prop === key) return reads++ === 0 ? good : bad;
+      return Reflect.get(target, prop, receiver);
+    },
+    has(target, prop) {
+      return prop === key || Reflect.has(target, prop);
+    },
+  });
+}
+
+function hugeWithOneBad(n: number, badAt: number): { ip: string }[] {
+  return Array.from({ length: n }, (_, i) => ({ ip: i === badAt ? '10.0.0.256' : `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }));
+}
+
+function rule(args: unknown): RuleSet {
+  return new RuleSet().chain('filter', 'PODNET-BAD').append('filter', 'PODNET-BAD', args as string[]);
+}
+
+/**
+ * quotedComment is a row for a rule argument that iptables-restore would split or cut: podnet quotes it, and the
+ * rule reads back with exactly that one argument (no second rule, no cut comment).
+ */
+function quotedComment(comment: string, what: string): BadInputCase {
+  const args = ['-m', 'comment', '--comment', comment, '-j', 'ACCEPT'];
+  return {
+    part: 'iptables',
+    input: `rule argument ${what} (\`${comment.replace(/`/g, "'")}\`)`,
+    run: (c) => c.iptables.apply(rule(args)),
+    code: 'accepted',
+    answer: 'accepted: quoted, reads back as that one argument',
+    async check(c) {
+      const rules = (await c.iptables.save()).tables.filter?.chains['PODNET-BAD']?.rules ?? [];
+      if (JSON.stringify(rules) !== JSON.stringify([args])) throw new Error(`rules read back as ${JSON.stringify(rules)}`);
+    },
+    undo: async (c) => {
+      await c.iptables.remove(rule(args));
+    },
+  };
+}
+
+export const CASES: BadInputCase[] = [
+  // ipset
+  { part: 'ipset', input: 'set name of 32 bytes', run: (c) => c.ipset.create('x'.repeat(32), { type: 'hash:ip' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'set name with NUL', run: (c) => c.ipset.create('a\0b', { type: 'hash:ip' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'empty set name', run: (c) => c.ipset.add('', { ip: '10.0.0.9' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'set name that is not a string (`42`)', run: (c) => c.ipset.add(42 as never, { ip: '10.0.0.9' }), code: 'ERR_INVALID_ARG_TYPE' },
+  { part: 'ipset', input: 'unknown set type `hash:foo`', run: (c) => c.ipset.create('podnet-new', { type: 'hash:foo' as never }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'timeout `-1`', run: (c) => c.ipset.create('podnet-new', { type: 'hash:ip', timeout: -1 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'timeout `1.5`', run: (c) => c.ipset.create('podnet-new', { type: 'hash:ip', timeout: 1.5 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'IPv4 address `10.0.0.256`', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.256' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'address with a newline `10.0.0.9\\n`', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.9\n' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'IPv6 address into an inet set', run: (c) => c.ipset.add(c.set, { ip: 'fd00::1' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'CIDR `/33` on hash:ip', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.9/33' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'port on hash:ip', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.9', port: 80 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'comment of 256 bytes', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.9', comment: 'c'.repeat(256) }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'comment with NUL', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.9', comment: 'a\0b' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'ipset', input: 'entry that is `null`', run: (c) => c.ipset.add(c.set, null as never), code: 'ERR_INVALID_ARG_TYPE' },
+  { part: 'ipset', input: 'add of an IP already in the set (exclusive add)', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.1' }), code: 'IPSET_ERR_EXIST' },
+  { part: 'ipset', input: 'add into a set that does not exist', run: (c) => c.ipset.add('podnet-none', { ip: '10.0.0.9' }), code: 'ENOENT' },
+  {
+    part: 'ipset',
+    input: 'entry whose `ip` getter reads `10.0.0.256` first, `10.0.0.9` after',
+    run: (c) => c.ipset.add(c.set, flipping({ ip: '' }, 'ip', '10.0.0.256', '10.0.0.9')),
+    code: 'ERR_INVALID_ARG_VALUE',
+  },
+  {
+    part: 'ipset',
+    input: 'entry whose `ip` getter reads `10.0.0.9` first, `10.0.0.256` after',
+    run: (c) => c.ipset.add(c.set, flipping({ ip: '' }, 'ip', '10.0.0.9', '10.0.0.256')),
+    code: 'accepted',
+    answer: 'accepted: read once, `10.0.0.9` added',
+    async check(c) {
+      const listed = (await c.ipset.list(c.set)).entries.map((e) => e.ip).sort();
+      if (listed.join() !== '10.0.0.1,10.0.0.9') throw new Error(`set holds ${listed.join()}`);
+    },
+    undo: (c) => c.ipset.del(c.set, { ip: '10.0.0.9' }),
+  },
+  {
+    part: 'ipset',
+    input: 'addMany of 10,000 entries, the 9,999th bad',
+    run: (c) => c.ipset.addMany(c.set, hugeWithOneBad(10_000, 9_998)),
+    code: 'ERR_INVALID_ARG_VALUE',
+  },
+  { part: 'ipset', input: 'call on a closed client', run: (c) => c.closedIpset.add('podnet-bad', { ip: '10.0.0.9' }), code: 'ERR_IPSET_CLOSED' },
+
+  // iptables
+  { part: 'iptables', input: 'rule argument with a newline', run: (c) => c.iptables.apply(rule(['-j', 'ACCEPT\n-A INPUT -j DROP'])), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: 'rule argument with NUL', run: (c) => c.iptables.apply(rule(['-j', 'ACC\0EPT'])), code: 'ERR_INVALID_ARG_VALUE' },
+  quotedComment('a"b', 'with `"`'),
+  quotedComment("a'b", "with `'`"),
+  quotedComment('#x -j DROP', 'starting with `#`'),
+  quotedComment('a\\b" -j DROP "', 'with a backslash and quotes'),
+  { part: 'iptables', input: 'empty rule argument', run: (c) => c.iptables.apply(rule(['-j', ''])), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: 'rule that is not an array', run: (c) => c.iptables.apply(rule('-j ACCEPT')), code: 'ERR_INVALID_ARG_TYPE' },
+  { part: 'iptables', input: 'chain name of 29 bytes', run: (c) => c.iptables.apply(new RuleSet().chain('filter', 'C'.repeat(29))), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: 'chain name with a space', run: (c) => c.iptables.apply(new RuleSet().chain('filter', 'A B')), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: 'unknown table `nats`', run: (c) => c.iptables.apply(new RuleSet().chain('nats' as never, 'PODNET-BAD')), code: 'ERR_INVALID_ARG_VALUE' },
+  {
+    part: 'iptables',
+    input: 'rule whose argument reads `ACCEPT` first, `ACCEPT\\n-A INPUT -j DROP` after',
+    run: (c) => c.iptables.apply(rule(flipping(['-j', 'x'], '1', 'ACCEPT', 'ACCEPT\n-A INPUT -j DROP'))),
+    code: 'accepted',
+    answer: 'accepted: read once, `-j ACCEPT` applied',
+    async check(c) {
+      const rules = (await c.iptables.save()).tables.filter?.chains['PODNET-BAD']?.rules ?? [];
+      if (JSON.stringify(rules) !== JSON.stringify([['-j', 'ACCEPT']])) throw new Error(`rules ${JSON.stringify(rules)}`);
+    },
+    undo: async (c) => {
+      await c.iptables.remove(rule(['-j', 'ACCEPT']));
+    },
+  },
+  { part: 'iptables', input: 'rule the kernel refuses (`-j NOPE`)', run: (c) => c.iptables.apply(rule(['-j', 'NOPE'])), code: 'ERR_IPTABLES_RESTORE' },
+
+  // netns
+  { part: 'netns', input: 'empty path', run: () => Netns.open(''), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'netns', input: 'path that does not exist', run: () => Netns.open('/run/netns/podnet-no-such-netns'), code: 'ENOENT' },
+  { part: 'netns', input: 'a file that is not a netns (`/proc/self/stat`)', run: () => Netns.open('/proc/self/stat'), code: 'ERR_NOT_NETNS' },
+  { part: 'netns', input: 'name with a `/`', run: () => Netns.named('../etc'), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'netns', input: 'pid `0`', run: () => Netns.fromPid(0), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'netns', input: 'fd of a closed handle', run: (c) => c.closedNetns.fd, code: 'ERR_NETNS_CLOSED' },
+
+  // rtnetlink
+  { part: 'rtnetlink', input: 'route destination `10.0.0.1/8` (host bits set)', run: (c) => c.rtnetlink.addRoute({ dst: '10.0.0.1', dstLength: 8, oif: 'lo' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'rtnetlink', input: 'route table `0`', run: (c) => c.rtnetlink.addRoute({ dst: '10.9.0.0', dstLength: 16, oif: 'lo', table: 0 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'rtnetlink', input: 'route via a link that does not exist', run: (c) => c.rtnetlink.addRoute({ dst: '10.9.0.0', dstLength: 16, oif: 'nope0' }), code: 'ENODEV' },
+  { part: 'rtnetlink', input: 'rule priority `-1`', run: (c) => c.rtnetlink.addRule({ priority: -1, table: 100 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'rtnetlink', input: 'rule mark `2^32`', run: (c) => c.rtnetlink.addRule({ mark: 2 ** 32, table: 100 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'rtnetlink', input: 'IPv6 source in a `family: 4` rule', run: (c) => c.rtnetlink.addRule({ family: 4, src: 'fd00::1', srcLength: 128, table: 100 }), code: 'ERR_INVALID_ARG_VALUE' },
+
+  // unix sockets and the node proxy
+  { part: 'unix', input: 'socket path of 108 bytes', run: () => SeqpacketSocket.connect(`/tmp/${'p'.repeat(103)}`), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'unix', input: 'connect where nobody listens', run: (c) => SeqpacketSocket.connect(c.freePath), code: 'ENOENT' },
+  { part: 'proxy', input: 'empty workload uid', run: (c) => c.ztunnel.addWorkload('', W, c.netns), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'proxy', input: 'workload name with NUL', run: (c) => c.ztunnel.addWorkload('u', { ...W, name: 'a\0b' }, c.netns), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'proxy', input: 'workload over the 1 KiB message limit', run: (c) => c.ztunnel.addWorkload('u', { ...W, name: 'n'.repeat(1100) }, c.netns), code: 'ERR_ZDS_MESSAGE_TOO_LARGE' },
+  { part: 'proxy', input: 'netns fd of a regular file', run: (c) => c.ztunnel.addWorkload('u', W, { fd: 0 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'proxy', input: 'add with no proxy connected', run: (c) => c.ztunnel.addWorkload('u', W, c.netns), code: 'ERR_PROXY_NOT_CONNECTED' },
+
+  // agent
+  { part: 'agent', input: 'probe set prefix of 29 bytes', run: () => new NodeNetwork({ probeSetPrefix: 'p'.repeat(29) }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'agent', input: "onConflict `'ignore'`", run: () => new NodeNetwork({ onConflict: 'ignore' as never }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'agent', input: 'probe source `169.254.7.127/32`', run: () => new NodeNetwork({ probeSourceV4: '169.254.7.127/32' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'agent', input: 'probe source spelled non-canonically (`fd16:0::1`)', run: () => new NodeNetwork({ probeSourceV6: 'fd16:0::1' }), code: 'ERR_INVALID_ARG_VALUE' },
+];
