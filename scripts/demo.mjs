@@ -2,13 +2,27 @@
 // connections. Nothing outside the namespaces this script makes is touched, and they are deleted at the end,
 // on errors, and on SIGINT/SIGTERM.
 //
+// The last part hands pods to a node proxy over ZDS: podnet's ZtunnelServer on a socket in a temporary folder, and
+// test/fixtures/ztunnel-player.py (python3) playing ztunnel: it takes each pod's netns fd and listens inside it. The
+// player is reaped and the folder removed at the end, on errors, and on SIGINT/SIGTERM.
+//
 // PODNET_DEMO_TAG (or --tag NAME) puts NAME into every namespace name (podnet-NAME-<pid>-<n>-...), default 'demo'.
-import { INPOD_ROUTING, Ipset, NodeNetwork, Rtnetlink, runInNetns } from '../dist/index.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import { INPOD_ROUTING, Ipset, Netns, NodeNetwork, Rtnetlink, ZtunnelServer, runInNetns } from '../dist/index.js';
 import { SimulatedNode, echoWho, startEchoWho } from '../dist/testing/index.js';
 
 const argTag = process.argv.indexOf('--tag');
 const tag = argTag >= 0 ? process.argv[argTag + 1] : process.env.PODNET_DEMO_TAG || 'demo';
 const SET = 'istio-inpod-probes-v4';
+const PLAYER = fileURLToPath(new URL('../test/fixtures/ztunnel-player.py', import.meta.url));
+const PLAYER_DEADLINE_MS = 20_000;
 
 const line = (step, text) => console.log(`${`[${step}]`.padEnd(12)} ${text}`);
 // Once interrupted, the walk-through stops at its next step instead of racing the cleanup.
@@ -25,6 +39,9 @@ let serverStarting;
 let network;
 let ipset;
 let interrupted;
+let socketDir;
+let ztunnel;
+const players = [];
 
 // One cleanup for every way out (end, error, signal); a second caller waits for the first.
 let cleaning;
@@ -33,7 +50,19 @@ function cleanup() {
     // The server is stopped while its namespace still exists (it exits on its own deadline otherwise).
     const running = server ?? (await serverStarting?.catch(() => undefined));
     await running?.stop().catch(() => undefined);
+    // Players first (each holds pod netns fds), then the agent side; stop() waits until the child is reaped.
+    if (players.length > 0) {
+      const ends = [];
+      for (const p of players) ends.push(`pid ${p.pid} (${describeExit(await p.stop())})`);
+      line('cleanup', `ztunnel players reaped: ${ends.join(', ')}`);
+    }
     if (network) await withDeadline(network.stop(), 10_000).catch(() => undefined);
+    await ztunnel?.close().catch(() => undefined);
+    if (socketDir) {
+      rmSync(socketDir, { recursive: true, force: true });
+      line('cleanup', `removed the socket folder ${socketDir}`);
+      socketDir = undefined;
+    }
     ipset?.close();
     // A build still under way sees the abort at its next step and deletes what it made before it rejects.
     const node = sim ?? (await simCreating?.catch(() => undefined));
@@ -61,6 +90,12 @@ process.on('SIGINT', () => onSignal('SIGINT'));
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 // Last resort for paths that skip the finally block (an uncaught error elsewhere): synchronous deletion.
 process.on('exit', () => {
+  for (const p of players) p.kill('SIGKILL');
+  try {
+    if (socketDir) rmSync(socketDir, { recursive: true, force: true });
+  } catch {
+    // As below: nothing more can be done on the way out.
+  }
   try {
     sim?.destroySync();
     // A build still under way cannot be finished or undone synchronously: name what may be left.
@@ -124,6 +159,103 @@ async function hostRuleLines() {
 function landed(answer) {
   const m = /^(\d+) (\S+)$/.exec(answer);
   return m ? `lands on ${m[1]} from ${m[2]}` : `fails: ${answer}`;
+}
+
+function describeExit(exit) {
+  return exit.signal ? `killed by ${exit.signal}` : `exit ${exit.code}`;
+}
+
+/**
+ * startPlayer spawns the ztunnel player (argv, no shell) on the ZDS socket and collects the JSON events it prints,
+ * one per line. waitFor(predicate, from) resolves the first matching event at index `from` or later; stop() sends
+ * SIGTERM (SIGKILL after 5 s) and resolves once the child is reaped.
+ */
+function startPlayer(socketPath) {
+  const child = spawn('python3', [PLAYER, '--socket', socketPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const events = [];
+  const waiters = new Set();
+  let stderr = '';
+  let ended;
+  const notify = () => {
+    for (const w of [...waiters]) w();
+  };
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+  createInterface({ input: child.stdout }).on('line', (text) => {
+    let event;
+    try {
+      event = JSON.parse(text);
+    } catch {
+      event = { event: 'unparsed', line: text };
+    }
+    events.push(event);
+    notify();
+  });
+  const exited = new Promise((resolve) => {
+    child.on('error', (err) => {
+      stderr += `spawn: ${err.message}\n`;
+      if (child.pid === undefined) {
+        ended = { code: null, signal: null };
+        resolve(ended);
+        notify();
+      }
+    });
+    // 'close': exited, and stdout and stderr are drained, so every event is in.
+    child.on('close', (code, signal) => {
+      ended = { code, signal };
+      resolve(ended);
+      notify();
+    });
+  });
+  const kill = (signal) => {
+    if (ended === undefined && child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  const player = {
+    pid: child.pid,
+    events,
+    exited,
+    kill,
+    waitFor(predicate, from = 0) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = events.slice(from).find(predicate);
+          if (found || ended) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            if (found) resolve(found);
+            else reject(new Error(`ztunnel player exited (${describeExit(ended)}) before the awaited event; stderr: ${stderr.trim() || 'empty'}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`ztunnel player: no awaited event within ${PLAYER_DEADLINE_MS} ms; stderr: ${stderr.trim() || 'empty'}`));
+        }, PLAYER_DEADLINE_MS);
+        waiters.add(check);
+        check();
+      });
+    },
+    async stop() {
+      kill('SIGTERM');
+      const timer = setTimeout(() => kill('SIGKILL'), 5000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  players.push(player);
+  return player;
+}
+
+const isEvent = (event, fields = {}) => (e) => e.event === event && Object.entries(fields).every(([k, v]) => e[k] === v);
+
+function netnsInode(path) {
+  const ns = Netns.open(path);
+  try {
+    return ns.inode;
+  } finally {
+    ns.close();
+  }
 }
 
 async function main() {
@@ -216,6 +348,91 @@ async function main() {
   network = undefined;
   const left = await hostRuleLines();
   say('stop', `host SNAT rules left: ${left.length}, probe sets left: ${(await ipset.listNames()).length}`);
+
+  await proxyHandoff(label);
+}
+
+/**
+ * The node proxy part: each pod's netns goes to the proxy over ZDS, and pod traffic lands on the proxy's listener
+ * inside the pod. Pods A and C are enrolled; B stays out as the client (an enrolled pod's own outbound traffic would
+ * be captured by its own REDIRECT to 15001, where the player does not listen).
+ */
+async function proxyHandoff(label) {
+  const [A, B, C] = sim.pods;
+  // The player listens on 15006 inside each pod it is given: A's app server (on 8080 and 15006) goes first, so
+  // whatever answers on A:8080 below is the proxy.
+  await server.stop();
+  server = undefined;
+  say('proxy', "pod A's app server stopped: nothing podnet runs listens in pod A now");
+
+  socketDir = mkdtempSync(join(tmpdir(), 'podnet-demo-'));
+  ztunnel = await ZtunnelServer.listen({ path: join(socketDir, 'ztunnel.sock') });
+  say('proxy', `ZtunnelServer listening on ${ztunnel.path}`);
+  const first = startPlayer(ztunnel.path);
+  const hello = await first.waitFor(isEvent('hello'));
+  await first.waitFor(isEvent('ack', { request: 'snapshotSent' }));
+  say('proxy', `ztunnel player pid ${first.pid} connected (hello version ${hello.version}), empty snapshot: SnapshotSent`);
+
+  network = new NodeNetwork({ hostNetns: sim.host.path, proxy: ztunnel });
+  await network.start();
+  const enrolled = [
+    ['A', { uid: A.uid, ips: [A.ip], netns: A.path, workload: { name: 'pod-a', namespace: 'demo', serviceAccount: 'sa-a' } }],
+    ['C', { uid: C.uid, ips: [C.ip], netns: C.path, workload: { name: 'pod-c', namespace: 'demo', serviceAccount: 'sa-c' } }],
+  ];
+  for (const [n, pod] of enrolled) {
+    const from = first.events.length;
+    await network.addPod(pod);
+    const add = await first.waitFor(isEvent('add', { uid: pod.uid }), from);
+    const listening = await first.waitFor(isEvent('listening', { uid: pod.uid }), from);
+    say(
+      'proxy',
+      `addPod ${n}: handed to the proxy, uid ${pod.uid}, netns inode ${netnsInode(pod.netns)}; ` +
+        `player got netns inode ${add.netnsInode}, listens on ${listening.port} there`,
+    );
+  }
+
+  const bToA = async (step, player) => {
+    const from = player?.events.length ?? 0;
+    const answer = await echoWho(B.path, A.ip, 8080);
+    say(step, `pod B -> A:8080 answered: ${answer}`);
+    if (player && answer.startsWith('ztunnel-player ')) {
+      const conn = await player.waitFor(isEvent('conn'), from);
+      say(step, `  player's listener in pod A: original destination ${conn.origDst} (${conn.origDstSource}), from ${conn.peer.replace(/:\d+$/, '')}`);
+    }
+  };
+  await bToA('proxy', first);
+
+  const gone = withDeadline(once(ztunnel, 'disconnected'), PLAYER_DEADLINE_MS);
+  first.kill('SIGKILL');
+  const firstExit = await first.exited;
+  await gone;
+  say('restart', `ztunnel player pid ${first.pid} ${describeExit(firstExit)}; proxies connected: ${ztunnel.connected}`);
+  await bToA('restart');
+  say('restart', '  (pod A stays redirected with no proxy listening: it fails closed)');
+
+  const snapshot = withDeadline(once(ztunnel, 'snapshotSent'), PLAYER_DEADLINE_MS);
+  const second = startPlayer(ztunnel.path);
+  const sent = await second.waitFor(isEvent('snapshotSent'));
+  const [, outcome] = await snapshot;
+  const adds = second.events.filter(isEvent('add')).map((e) => `${label(e.uid)} netns inode ${e.netnsInode}`);
+  say('restart', `ztunnel player pid ${second.pid} connected (proxies connected: ${ztunnel.connected}), snapshot: add ${adds.join(', add ')}`);
+  say(
+    'restart',
+    `  SnapshotSent: player keeps ${sent.workloads.map(label).join(', ')}; dropped ${sent.dropped.length}; ` +
+      `server outcome: added ${outcome.added}, kept ${outcome.kept}, failed ${outcome.failed.length}`,
+  );
+  await bToA('restart', second);
+
+  const beforeDel = second.events.length;
+  for (const [, pod] of enrolled) await network.removePod(pod);
+  await second.waitFor(isEvent('ack', { request: 'del', uid: C.uid }), beforeDel);
+  const dels = second.events.slice(beforeDel).filter(isEvent('del')).map((e) => label(e.uid));
+  say('proxy', `removePod A, C: player got del for ${dels.join(', ')}; proxy workloads left: ${ztunnel.workloads.length}`);
+  await bToA('proxy');
+  await network.stop();
+  network = undefined;
+  const left = await hostRuleLines();
+  say('proxy', `NodeNetwork stopped: host SNAT rules left: ${left.length}, probe sets left: ${(await ipset.listNames()).length}`);
 }
 
 let failed = false;

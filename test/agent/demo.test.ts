@@ -3,6 +3,7 @@
 // set per run so only its own names are checked.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
@@ -25,11 +26,34 @@ function ownNamespaces(tag: string): string[] {
   return readdirSync('/run/netns').filter((name) => name.startsWith(`podnet-${tag}-`));
 }
 
+/** alive tells whether a process with that pid exists (signal 0 only checks). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** proxyFacts reads the proxy part's socket folder and player pids from the demo's output. */
+function proxyFacts(out: string): { socketDir: string | undefined; pids: number[] } {
+  const socket = /^\[proxy\] +ZtunnelServer listening on (\S+)$/m.exec(out);
+  const pids = [...out.matchAll(/^\[(?:proxy|restart)\] +ztunnel player pid (\d+) connected/gm)].map((m) => Number(m[1]));
+  return { socketDir: socket ? dirname(socket[1]!) : undefined, pids };
+}
+
 /**
- * Runs the demo; `interrupt` sends a signal once stdout shows the node's host namespace, or with `early` as soon as
- * the demo prints anything (while it is usually still building the node).
+ * Runs the demo; `interrupt` sends a signal once stdout shows the node's host namespace (or matches `at`), or with
+ * `early` as soon as the demo prints anything (while it is usually still building the node).
  */
-function runDemo(options: { timeoutMs: number; interrupt?: NodeJS.Signals; early?: boolean; tag?: string }): Promise<DemoRun & { hostNamespace: string | undefined; existedAtInterrupt: boolean | undefined }> {
+function runDemo(options: {
+  timeoutMs: number;
+  interrupt?: NodeJS.Signals;
+  early?: boolean;
+  at?: RegExp;
+  tag?: string;
+}): Promise<DemoRun & { hostNamespace: string | undefined; existedAtInterrupt: boolean | undefined }> {
   const tag = options.tag ?? `t-${process.env.PODNET_TEST_RUN ?? 'x'}-demo${++runs}`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [DEMO], {
@@ -52,8 +76,8 @@ function runDemo(options: { timeoutMs: number; interrupt?: NodeJS.Signals; early
         child.kill(options.interrupt);
       }
       const m = /host namespace (\S+)/.exec(stdout);
-      if (m && hostNamespace === undefined) {
-        hostNamespace = m[1]!;
+      if (m && hostNamespace === undefined) hostNamespace = m[1]!;
+      if (hostNamespace !== undefined && (options.at === undefined || options.at.test(stdout))) {
         // The node exists now: the interrupt lands while the demo is working on it.
         if (options.interrupt && !sent) {
           sent = true;
@@ -104,6 +128,69 @@ describePrivileged(
       expect(out).toContain('[stop]       host SNAT rules left: 0, probe sets left: 0\n');
       expect(out).toContain('deleted the 4 namespaces');
       expect(ownNamespaces(run.tag)).toEqual([]);
+
+      // The proxy part: pods A and C handed to the ztunnel player over ZDS, B as the client.
+      const uid = (pod: string): string => new RegExp(`^\\[node\\] +pod ${pod}: \\S+ in \\S+, uid ([0-9a-f-]{36})$`, 'm').exec(out)![1]!;
+      const [uidA, uidC] = [uid('A'), uid('C')];
+      const { socketDir, pids } = proxyFacts(out);
+      expect(socketDir).toMatch(/podnet-demo-/);
+      expect(pids).toHaveLength(2);
+      expect(out).toMatch(/^\[proxy\] +ztunnel player pid \d+ connected \(hello version 1\), empty snapshot: SnapshotSent$/m);
+      const inodes = new Map<string, string>();
+      for (const [pod, podUid] of [['A', uidA], ['C', uidC]] as const) {
+        const handed = new RegExp(
+          `^\\[proxy\\] +addPod ${pod}: handed to the proxy, uid ${podUid}, netns inode (\\d+); player got netns inode (\\d+), listens on 15006 there$`,
+          'm',
+        ).exec(out);
+        expect(handed, `pod ${pod} handed over`).not.toBeNull();
+        expect(handed![2]).toBe(handed![1]); // the fd the player got is the pod's namespace
+        inodes.set(podUid, handed![1]!);
+      }
+      expect(inodes.get(uidA)).not.toBe(inodes.get(uidC));
+      const landedOnPlayer = (step: string): string =>
+        `[${step}]`.padEnd(12) +
+        ` pod B -> A:8080 answered: ztunnel-player ${uidA} 10.244.0.10:8080\n` +
+        `[${step}]`.padEnd(12) +
+        "   player's listener in pod A: original destination 10.244.0.10:8080 (SO_ORIGINAL_DST), from 10.244.0.11\n";
+      expect(out).toContain(landedOnPlayer('proxy'));
+      expect(out).toContain(`[restart]    ztunnel player pid ${pids[0]} killed by SIGKILL; proxies connected: 0\n`);
+      expect(out).toContain('[restart]    pod B -> A:8080 answered: refused\n');
+      // The new player's snapshot: exactly A and C, in enrolment order, each with the namespace it was handed first.
+      expect(out).toContain(
+        `[restart]    ztunnel player pid ${pids[1]} connected (proxies connected: 1), snapshot: ` +
+          `add ${uidA} (pod A) netns inode ${inodes.get(uidA)}, add ${uidC} (pod C) netns inode ${inodes.get(uidC)}\n`,
+      );
+      const kept = [
+        [uidA, 'A'],
+        [uidC, 'C'],
+      ]
+        .sort(([a], [b]) => (a! < b! ? -1 : 1))
+        .map(([u, n]) => `${u} (pod ${n})`);
+      expect(out).toContain(
+        `[restart]      SnapshotSent: player keeps ${kept.join(', ')}; dropped 0; server outcome: added 2, kept 0, failed 0\n`,
+      );
+      expect(out).toContain(landedOnPlayer('restart'));
+      expect(out).toContain(`[proxy]      removePod A, C: player got del for ${uidA} (pod A), ${uidC} (pod C); proxy workloads left: 0\n`);
+      expect(out).toContain('[proxy]      pod B -> A:8080 answered: refused\n');
+      expect(out).toContain('[proxy]      NodeNetwork stopped: host SNAT rules left: 0, probe sets left: 0\n');
+      expect(out).toContain(`[cleanup]    ztunnel players reaped: pid ${pids[0]} (killed by SIGKILL), pid ${pids[1]} (exit 0)\n`);
+      expect(out).toContain(`[cleanup]    removed the socket folder ${socketDir}\n`);
+      expect(existsSync(socketDir!)).toBe(false);
+      expect(pids.filter(alive)).toEqual([]);
+    });
+
+    it('reaps the ztunnel player and removes its socket folder when a SIGTERM arrives during the proxy part', async () => {
+      const run = await runDemo({ timeoutMs: 60_000, interrupt: 'SIGTERM', at: /^\[proxy\] +addPod A: handed/m });
+      expect(run.stdout).toContain('SIGTERM: interrupted, cleaning up');
+      expect(run.code, run.stderr).toBe(143);
+      const { socketDir, pids } = proxyFacts(run.stdout);
+      expect(pids).toHaveLength(1);
+      expect(run.stdout).toMatch(new RegExp(`^\\[cleanup\\] +ztunnel players reaped: pid ${pids[0]} \\((exit 0|killed by SIGTERM|killed by SIGKILL)\\)$`, 'm'));
+      expect(run.stdout).toContain(`removed the socket folder ${socketDir}\n`);
+      expect(run.stdout).toContain('deleted the 4 namespaces');
+      expect(existsSync(socketDir!)).toBe(false);
+      expect(pids.filter(alive)).toEqual([]);
+      expect(ownNamespaces(run.tag)).toEqual([]);
     });
 
     for (const [signal, code] of [
@@ -135,5 +222,5 @@ describePrivileged(
       expect(ownNamespaces(run.tag)).toEqual([]);
     });
   },
-  missingBinary('ipset', 'iptables-nft-save', 'iptables-legacy-save', 'iptables-nft-restore'),
+  missingBinary('ipset', 'iptables-nft-save', 'iptables-legacy-save', 'iptables-nft-restore', 'python3'),
 );
