@@ -1,7 +1,8 @@
 // Scenario 7: hand a pod's netns to the node proxy: one ZDS Add with its fd, sent and acked (ZtunnelServer to a proxy
 // in another process), against a plain child_process spawn of /bin/true, the cheapest thing a Node agent could do
-// instead of an addon (it cannot pass fds at all).
-import { spawn } from 'node:child_process';
+// instead of an addon (it cannot pass fds at all). The proxy end is reference/zds_ack_peer.c: ztunnel is native, and
+// a Node peer would add its own event loop's latency to every round trip.
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,21 +20,15 @@ async function timeOne(fn) {
   return Number(process.hrtime.bigint() - t0) / 1e3;
 }
 
-function startPeer(path) {
-  const child = spawn(process.execPath, [join(BENCH_DIR, 'zds-peer.mjs'), path], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const ready = new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => String(d).includes('ready') && resolve());
-    child.on('exit', (code) => reject(new Error(`zds peer exited ${code}`)));
-  });
-  return { child, ready };
-}
-
-export async function proxyScenarios(res, cfg) {
+export async function proxyScenarios(res, cfg, binDir) {
+  const peerBin = join(binDir, 'zds_ack_peer');
+  execFileSync('cc', ['-O2', '-Wall', '-o', peerBin, join(BENCH_DIR, 'reference', 'zds_ack_peer.c')], { stdio: 'inherit' });
   const dir = mkdtempSync(join(tmpdir(), 'podnet-bench-zds-'));
   const server = await ZtunnelServer.listen({ path: join(dir, 'ztunnel.sock') });
-  const peer = startPeer(server.path);
+  const ready = new Promise((resolve) => server.once('snapshotSent', resolve));
+  const peer = spawn(peerBin, [server.path], { stdio: 'inherit' });
   try {
-    await peer.ready;
+    await ready;
     await withNetns(async (ns) => {
       const S = '7 ZDS Add with a netns fd, acked';
       const handle = Netns.open(ns.path);
@@ -57,7 +52,7 @@ export async function proxyScenarios(res, cfg) {
           }
         }
         const rows = contenders.map(([name], c) => res.row(S, name, times[c], { unit: 'us', podnet: c === 0 }));
-        res.target(S, 'spawn / Add round trip (speed-up)', rows[1].median / rows[0].median, '>=', 5);
+        res.target(S, 'spawn / Add round trip (speed-up)', rows[1].median / rows[0].median, '>=', 10);
         // The issue's absolute goal, reported but not gated: absolute times move with the machine's load.
         res.target(S, 'Add round trip median', rows[0].median, '<=', 100, 'us', { gate: false });
       } finally {
@@ -65,9 +60,8 @@ export async function proxyScenarios(res, cfg) {
       }
     }, 1, 'zds');
   } finally {
-    peer.child.stdin.end();
-    await server.close();
-    await new Promise((resolve) => (peer.child.exitCode !== null ? resolve() : peer.child.on('exit', resolve)));
+    await server.close(); // the peer exits at EOF
+    await new Promise((resolve) => (peer.exitCode !== null || peer.signalCode !== null ? resolve() : peer.on('exit', resolve)));
     rmSync(dir, { recursive: true, force: true });
   }
 }

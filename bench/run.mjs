@@ -39,7 +39,7 @@ const groups = [
   ['ipset', async () => (await import('./ipset.mjs')).ipsetScenarios(res, cfg, cBin)],
   ['iptables', async () => (await import('./iptables.mjs')).iptablesScenarios(res, cfg)],
   ['spawn', async () => (await import('./spawn.mjs')).spawnScenarios(res, cfg)],
-  ['proxy', async () => (await import('./proxy.mjs')).proxyScenarios(res, cfg)],
+  ['proxy', async () => (await import('./proxy.mjs')).proxyScenarios(res, cfg, binDir)],
   ['agent', async () => (await import('./agent.mjs')).agentScenarios(res, cfg)],
 ];
 
