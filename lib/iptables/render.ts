@@ -9,7 +9,7 @@
  * duplicates them, and their order is the rule set's. The owned part comes first because it does not depend on
  * the state: apply can send it before iptables-save has answered.
  */
-import type { IptablesTable, RuleSet, RuleSpec } from './rule-set.js';
+import type { IptablesTable, RuleSetView, RuleSpec } from './rule-model.js';
 import { renderArgs } from './quote.js';
 import type { IptablesState, TableState } from './save-parser.js';
 
@@ -68,7 +68,7 @@ function ruleLine(rule: RuleSpec): string {
  * into an owned chain, and copies of the set's own rules for that chain. These are what apply re-creates and remove
  * deletes.
  */
-export function ownedRulesOutside(rules: RuleSet, table: IptablesTable, current: TableState | undefined): [string, string[]][] {
+export function ownedRulesOutside(rules: RuleSetView, table: IptablesTable, current: TableState | undefined): [string, string[]][] {
   const found: [string, string[]][] = [];
   if (!current) return found;
   const owned = rules.ownedChains(table);
@@ -90,7 +90,7 @@ export function ownedRulesOutside(rules: RuleSet, table: IptablesTable, current:
  * ownedPart is the beginning of a table's apply body that does not depend on what the namespace holds: the owned
  * chains declared, then their rules. It can reach iptables-restore before iptables-save has answered.
  */
-function ownedPart(rules: RuleSet, table: IptablesTable): string[] {
+function ownedPart(rules: RuleSetView, table: IptablesTable): string[] {
   const owned = rules.ownedChains(table);
   const body = owned.map((c) => `:${c} - [0:0]`);
   for (const rule of rules.rules(table)) if (owned.includes(rule.chain)) body.push(ruleLine(rule));
@@ -99,7 +99,7 @@ function ownedPart(rules: RuleSet, table: IptablesTable): string[] {
 
 // The owned chains' rules come before the deletions: they touch only owned chains, the deletions only the others,
 // so the order between the two does not change the result.
-function applyBody(rules: RuleSet, table: IptablesTable, current: TableState | undefined): string[] {
+function applyBody(rules: RuleSetView, table: IptablesTable, current: TableState | undefined): string[] {
   const owned = rules.ownedChains(table);
   const body = ownedPart(rules, table);
   for (const [chain, args] of ownedRulesOutside(rules, table, current)) body.push(`-D ${chain} ${renderArgs(args)}`);
@@ -111,26 +111,26 @@ function applyBody(rules: RuleSet, table: IptablesTable, current: TableState | u
  * applyPrefix is the start of planApply(rules, state).text for every state: the first table's header and owned
  * part, each line ended. Empty when the rule set is.
  */
-export function applyPrefix(rules: RuleSet): string {
+export function applyPrefix(rules: RuleSetView): string {
   const table = rules.tables[0];
   if (table === undefined) return '';
   return `${[`*${table}`, ...ownedPart(rules, table)].join('\n')}\n`;
 }
 
 /** renderRuleSet is the restore input of a rule set on its own (nothing to delete first). */
-export function renderRuleSet(rules: RuleSet): string {
+export function renderRuleSet(rules: RuleSetView): string {
   return planApply(rules, { tables: {} }).text;
 }
 
 /** planApply is the restore input that makes the state hold exactly the rule set's chains and rules. */
-export function planApply(rules: RuleSet, current: IptablesState): RestoreScript {
+export function planApply(rules: RuleSetView, current: IptablesState): RestoreScript {
   const script = new ScriptBuilder();
   for (const table of rules.tables) script.block(table, applyBody(rules, table, current.tables[table]));
   return script.build();
 }
 
 /** planRemove deletes the set's rules from chains it does not own, then flushes and deletes its owned chains. */
-export function planRemove(rules: RuleSet, current: IptablesState): RestoreScript {
+export function planRemove(rules: RuleSetView, current: IptablesState): RestoreScript {
   const script = new ScriptBuilder();
   for (const table of rules.tables) {
     const state = current.tables[table];
@@ -150,7 +150,7 @@ export function planRemove(rules: RuleSet, current: IptablesState): RestoreScrip
  * get their old rules (or are deleted if they did not exist), and every other chain the set writes to or had jumps
  * in is flushed and refilled from `before`. Counters of those chains restart at zero.
  */
-export function planRollback(rules: RuleSet, before: IptablesState, tables: readonly IptablesTable[]): RestoreScript {
+export function planRollback(rules: RuleSetView, before: IptablesState, tables: readonly IptablesTable[]): RestoreScript {
   const script = new ScriptBuilder();
   for (const table of tables) {
     const old = before.tables[table];

@@ -6,38 +6,14 @@ import { InvalidArgumentError } from '../errors.js';
 import { invalidType, invalidValue } from '../validate.js';
 import { MAX_ARG_BYTES } from './quote.js';
 import { renderRuleSet } from './render.js';
+import { BUILTIN_CHAINS, MAX_CHAIN_NAME, MAX_RULE_ARGS, TABLES, type IptablesTable, type RuleSetView, type RuleSpec } from './rule-model.js';
 
-/** The tables iptables-restore knows. */
-export const TABLES = ['filter', 'nat', 'mangle', 'raw', 'security'] as const;
-/** IptablesTable is one of TABLES. */
-export type IptablesTable = (typeof TABLES)[number];
-
-/** The built-in chains of each table, in iptables-save order. */
-export const BUILTIN_CHAINS: Readonly<Record<IptablesTable, readonly string[]>> = {
-  filter: ['INPUT', 'FORWARD', 'OUTPUT'],
-  nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
-  mangle: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'],
-  raw: ['PREROUTING', 'OUTPUT'],
-  security: ['INPUT', 'FORWARD', 'OUTPUT'],
-};
-
-/** User chain names are at most 28 characters (kernel limit, XT_EXTENSION_MAXNAMELEN - 1 minus the NUL). */
-export const MAX_CHAIN_NAME = 28;
-/** iptables-restore keeps at most 255 arguments per line; leave room for "-A CHAIN". */
-export const MAX_RULE_ARGS = 250;
+export { BUILTIN_CHAINS, MAX_CHAIN_NAME, MAX_RULE_ARGS, TABLES, type IptablesTable, type RuleSetView, type RuleSpec } from './rule-model.js';
 
 const CHAIN_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:@+-]*$/;
 const RESERVED = new Set(['ACCEPT', 'DROP', 'RETURN', 'QUEUE']);
 // Any control character would end the line or change how restore splits it.
 const CONTROL = /[\u0000-\u001f\u007f]/;
-
-/** A rule of a RuleSet: appended to its chain, or inserted at a 1-based position. */
-export interface RuleSpec {
-  readonly table: IptablesTable;
-  readonly chain: string;
-  readonly position: number | undefined;
-  readonly args: readonly string[];
-}
 
 /** checkTable throws unless table is one of TABLES. */
 export function checkTable(table: unknown): IptablesTable {
@@ -97,7 +73,7 @@ export function checkRuleArgs(args: unknown): readonly string[] {
 }
 
 /** RuleSet collects owned chains and rules, per table, in the order they were added. */
-export class RuleSet {
+export class RuleSet implements RuleSetView {
   #tables: IptablesTable[] = [];
   #owned = new Map<IptablesTable, string[]>();
   #rules: RuleSpec[] = [];
