@@ -4,6 +4,7 @@
 
 #include "ipset/ipset_binding.h"
 #include "netns/netns_binding.h"
+#include "nftables/nftables_binding.h"
 #include "rtnetlink/rtnetlink_binding.h"
 #include "spawn/spawn_binding.h"
 #include "unix/unix_binding.h"
@@ -37,6 +38,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterNetns(env, exports);
   RegisterIpset(env, exports);
   RegisterRtnetlink(env, exports);
+  RegisterNftables(env, exports);
   RegisterSpawn(env, exports);
   RegisterUnix(env, exports);
   return exports;

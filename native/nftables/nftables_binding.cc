@@ -1,0 +1,383 @@
+// JS surface of native/nftables: an NftablesHandle owning one Session (a
+// NETLINK_NETFILTER socket in a namespace, or a JS peer). Every operation is
+// a baton run on a libuv worker, or inline on the JS thread for JS peers.
+// lib/nftables validates every op before it reaches run(); the readers here
+// only take what is there.
+#include "nftables/nftables_binding.h"
+
+#include <errno.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netlink.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "netlink/js_transport.h"
+#include "nftables/codec.h"
+#include "nftables/session.h"
+#include "util/constants_object.h"
+#include "util/js_error.h"
+#include "util/run_baton.h"
+
+namespace podnet {
+
+using nft::Session;
+using SessionPtr = std::shared_ptr<Session>;
+
+template <typename Derived>
+using Baton = SessionBaton<Derived, Session>;
+
+static Napi::Value Bytes(Napi::Env env, const std::vector<uint8_t>& b) {
+  return Napi::Buffer<uint8_t>::Copy(env, b.data(), b.size());
+}
+
+static Napi::Array Unknown(Napi::Env env, const std::vector<nft::RawAttr>& attrs) {
+  Napi::Array out = Napi::Array::New(env, attrs.size());
+  for (size_t i = 0; i < attrs.size(); i++) {
+    Napi::Object a = Napi::Object::New(env);
+    a.Set("type", attrs[i].type);
+    a.Set("data", Bytes(env, attrs[i].data));
+    out.Set(static_cast<uint32_t>(i), a);
+  }
+  return out;
+}
+
+// Handles count up from 1 per table; a double holds them exactly far past
+// what a kernel hands out.
+static void SetHandle(Napi::Object o, bool has, uint64_t handle) {
+  if (has) o.Set("handle", static_cast<double>(handle));
+}
+
+static Napi::Object TableObject(Napi::Env env, const nft::Table& t) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", t.family);
+  o.Set("name", t.name);
+  o.Set("flags", t.flags);
+  o.Set("use", t.use);
+  SetHandle(o, t.hasHandle, t.handle);
+  if (!t.comment.empty()) o.Set("comment", t.comment);
+  o.Set("unknown", Unknown(env, t.unknown));
+  return o;
+}
+
+static Napi::Object ChainObject(Napi::Env env, const nft::Chain& c) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", c.family);
+  o.Set("table", c.table);
+  o.Set("name", c.name);
+  SetHandle(o, c.hasHandle, c.handle);
+  if (c.hasHook) {
+    o.Set("hook", c.hook);
+    o.Set("priority", c.priority);
+  }
+  if (!c.type.empty()) o.Set("type", c.type);
+  if (c.hasPolicy) o.Set("policy", c.policy);
+  o.Set("flags", c.flags);
+  o.Set("use", c.use);
+  if (!c.comment.empty()) o.Set("comment", c.comment);
+  o.Set("unknown", Unknown(env, c.unknown));
+  return o;
+}
+
+static Napi::Object SetObject(Napi::Env env, const nft::Set& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", s.family);
+  o.Set("table", s.table);
+  o.Set("name", s.name);
+  o.Set("flags", s.flags);
+  o.Set("keyType", s.keyType);
+  o.Set("keyLen", s.keyLen);
+  SetHandle(o, s.hasHandle, s.handle);
+  if (!s.comment.empty()) o.Set("comment", s.comment);
+  o.Set("unknown", Unknown(env, s.unknown));
+  return o;
+}
+
+static Napi::Object RuleObject(Napi::Env env, const nft::Rule& r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", r.family);
+  o.Set("table", r.table);
+  o.Set("chain", r.chain);
+  SetHandle(o, r.hasHandle, r.handle);
+  if (r.hasPosition) o.Set("position", static_cast<double>(r.position));
+  if (!r.comment.empty()) o.Set("comment", r.comment);
+  o.Set("expressions", Bytes(env, r.expressions));
+  o.Set("unknown", Unknown(env, r.unknown));
+  return o;
+}
+
+static Napi::Object ElementObject(Napi::Env env, const nft::Element& e) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("key", Bytes(env, e.key));
+  o.Set("flags", e.flags);
+  if (e.hasComment) o.Set("comment", e.comment);
+  o.Set("unknown", Unknown(env, e.unknown));
+  return o;
+}
+
+template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
+static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items) {
+  Napi::Array out = Napi::Array::New(env, items.size());
+  for (size_t i = 0; i < items.size(); i++) out.Set(static_cast<uint32_t>(i), Convert(env, items[i]));
+  return out;
+}
+
+static Napi::Object RawObject(Napi::Env env, const nft::RawMessage& m) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("type", m.type);
+  o.Set("payload", Bytes(env, m.payload));
+  return o;
+}
+
+template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
+static Napi::Value Listing(Napi::Env env, const std::vector<T>& items, const std::vector<nft::RawMessage>& raw) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("objects", ObjectArray<T, Convert>(env, items));
+  o.Set("raw", ObjectArray<nft::RawMessage, RawObject>(env, raw));
+  return o;
+}
+
+struct RunBatonT : Baton<RunBatonT> {
+  std::vector<nft::Op> ops;
+  void Locked() { error = session->Run(ops); }
+  Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+};
+
+struct DumpBaton {
+  uint8_t family = 0;
+  std::string table, set;
+  std::vector<nft::RawMessage> raw;
+};
+
+struct TablesBaton : Baton<TablesBaton>, DumpBaton {
+  std::vector<nft::Table> items;
+  void Locked() { error = session->Tables(family, &items, &raw); }
+  Napi::Value Result(Napi::Env env) { return Listing<nft::Table, TableObject>(env, items, raw); }
+};
+
+struct ChainsBaton : Baton<ChainsBaton>, DumpBaton {
+  std::vector<nft::Chain> items;
+  void Locked() { error = session->Chains(family, table, &items, &raw); }
+  Napi::Value Result(Napi::Env env) { return Listing<nft::Chain, ChainObject>(env, items, raw); }
+};
+
+struct SetsBaton : Baton<SetsBaton>, DumpBaton {
+  std::vector<nft::Set> items;
+  void Locked() { error = session->Sets(family, table, &items, &raw); }
+  Napi::Value Result(Napi::Env env) { return Listing<nft::Set, SetObject>(env, items, raw); }
+};
+
+struct RulesBaton : Baton<RulesBaton>, DumpBaton {
+  std::vector<nft::Rule> items;
+  void Locked() { error = session->Rules(family, table, &items, &raw); }
+  Napi::Value Result(Napi::Env env) { return Listing<nft::Rule, RuleObject>(env, items, raw); }
+};
+
+struct ElementsBaton : Baton<ElementsBaton>, DumpBaton {
+  std::vector<nft::Element> items;
+  void Locked() { error = session->Elements(family, table, set, &items); }
+  Napi::Value Result(Napi::Env env) { return ObjectArray<nft::Element, ElementObject>(env, items); }
+};
+
+struct GetElementBaton : Baton<GetElementBaton>, DumpBaton {
+  std::vector<uint8_t> key;
+  bool found = false;
+  nft::Element element;
+  void Locked() { error = session->GetElement(family, table, set, key, &found, &element); }
+  Napi::Value Result(Napi::Env env) { return found ? Napi::Value(ElementObject(env, element)) : env.Null(); }
+};
+
+static uint32_t U32(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  return v.IsNumber() ? v.As<Napi::Number>().Uint32Value() : 0;
+}
+
+static std::string Str(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  return v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
+}
+
+static std::vector<uint8_t> ByteVec(const Napi::Value& v) {
+  if (!v.IsTypedArray()) return {};
+  Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+  return std::vector<uint8_t>(a.Data(), a.Data() + a.ByteLength());
+}
+
+// { kind, del, flags, family, table, name, comment, hook?, priority, type, policy?, setFlags, keyType, keyLen,
+//   setId, elements: [{ key, comment?, flags }] }
+static nft::Op OpFrom(const Napi::Object& o) {
+  nft::Op op;
+  op.kind = static_cast<nft::Op::Kind>(U32(o, "kind"));
+  op.del = o.Get("del").ToBoolean();
+  op.flags = static_cast<uint16_t>(U32(o, "flags"));
+  uint8_t family = static_cast<uint8_t>(U32(o, "family"));
+  std::string table = Str(o, "table");
+  std::string name = Str(o, "name");
+  std::string comment = Str(o, "comment");
+  switch (op.kind) {
+    case nft::Op::kTable:
+    case nft::Op::kFlushTable:
+      op.table.family = family;
+      op.table.name = table;
+      op.table.comment = comment;
+      break;
+    case nft::Op::kChain: {
+      nft::Chain& c = op.chain;
+      c.family = family;
+      c.table = table;
+      c.name = name;
+      c.comment = comment;
+      if (o.Get("hook").IsNumber()) {
+        c.hasHook = true;
+        c.hook = U32(o, "hook");
+        c.priority = o.Get("priority").As<Napi::Number>().Int32Value();
+        c.type = Str(o, "type");
+      }
+      if (o.Get("policy").IsNumber()) {
+        c.hasPolicy = true;
+        c.policy = U32(o, "policy");
+      }
+      break;
+    }
+    case nft::Op::kSet:
+    case nft::Op::kElements: {
+      nft::Set& s = op.set;
+      s.family = family;
+      s.table = table;
+      s.name = name;
+      s.comment = comment;
+      s.flags = U32(o, "setFlags");
+      s.keyType = U32(o, "keyType");
+      s.keyLen = U32(o, "keyLen");
+      s.id = U32(o, "setId");
+      Napi::Value elements = o.Get("elements");
+      if (elements.IsArray()) {
+        Napi::Array a = elements.As<Napi::Array>();
+        op.elements.reserve(a.Length());
+        for (uint32_t i = 0; i < a.Length(); i++) {
+          Napi::Object e = a.Get(i).As<Napi::Object>();
+          nft::Element el;
+          el.key = ByteVec(e.Get("key"));
+          el.flags = U32(e, "flags");
+          Napi::Value c = e.Get("comment");
+          if (c.IsString()) {
+            el.hasComment = true;
+            el.comment = c.As<Napi::String>().Utf8Value();
+          }
+          op.elements.push_back(std::move(el));
+        }
+      }
+      break;
+    }
+  }
+  return op;
+}
+
+class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "NftablesHandle",
+                       {
+                           InstanceMethod<&NftablesHandle::Run>("run"),
+                           InstanceMethod<&NftablesHandle::Tables>("tables"),
+                           InstanceMethod<&NftablesHandle::Chains>("chains"),
+                           InstanceMethod<&NftablesHandle::Sets>("sets"),
+                           InstanceMethod<&NftablesHandle::Rules>("rules"),
+                           InstanceMethod<&NftablesHandle::Elements>("elements"),
+                           InstanceMethod<&NftablesHandle::GetElement>("getElement"),
+                           InstanceMethod<&NftablesHandle::SetTimeout>("setTimeout"),
+                           InstanceMethod<&NftablesHandle::Close>("close"),
+                       });
+  }
+
+  // new NftablesHandle(netnsFd, timeoutMs, exchange?)
+  explicit NftablesHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NftablesHandle>(info) {
+    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
+    session_ = std::make_shared<Session>(nl::TransportFromArgs(info, NETLINK_NETFILTER), timeoutMs);
+  }
+
+ private:
+  SessionPtr Live(Napi::Env env) {
+    if (!session_) {
+      ErrorInfo err = SystemError(EBADF, "nftables");
+      err.code = "ERR_NFTABLES_CLOSED";
+      err.message = "nftables handle is closed";
+      ThrowError(env, err);
+    }
+    return session_;
+  }
+
+  template <typename B>
+  Napi::Value Start(const Napi::CallbackInfo& info, std::unique_ptr<B> b, const char* name) {
+    b->session = Live(info.Env());
+    return RunBaton(info.Env(), std::move(b), false, name);
+  }
+
+  // run(ops)
+  Napi::Value Run(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<RunBatonT>();
+    Napi::Array ops = info[0].As<Napi::Array>();
+    b->ops.reserve(ops.Length());
+    for (uint32_t i = 0; i < ops.Length(); i++) b->ops.push_back(OpFrom(ops.Get(i).As<Napi::Object>()));
+    return Start(info, std::move(b), "podnet:nftablesRun");
+  }
+
+  // tables(family) / chains(family, table) / sets(family, table) / rules(family, table) /
+  // elements(family, table, set) / getElement(family, table, set, key)
+  template <typename B>
+  Napi::Value Dump(const Napi::CallbackInfo& info, const char* name) {
+    auto b = std::make_unique<B>();
+    b->family = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+    if (info.Length() > 1 && info[1].IsString()) b->table = info[1].As<Napi::String>();
+    if (info.Length() > 2 && info[2].IsString()) b->set = info[2].As<Napi::String>();
+    return Start(info, std::move(b), name);
+  }
+
+  Napi::Value Tables(const Napi::CallbackInfo& info) { return Dump<TablesBaton>(info, "podnet:nftablesTables"); }
+  Napi::Value Chains(const Napi::CallbackInfo& info) { return Dump<ChainsBaton>(info, "podnet:nftablesChains"); }
+  Napi::Value Sets(const Napi::CallbackInfo& info) { return Dump<SetsBaton>(info, "podnet:nftablesSets"); }
+  Napi::Value Rules(const Napi::CallbackInfo& info) { return Dump<RulesBaton>(info, "podnet:nftablesRules"); }
+  Napi::Value Elements(const Napi::CallbackInfo& info) { return Dump<ElementsBaton>(info, "podnet:nftablesElements"); }
+
+  Napi::Value GetElement(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<GetElementBaton>();
+    b->family = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+    b->table = info[1].As<Napi::String>();
+    b->set = info[2].As<Napi::String>();
+    b->key = ByteVec(info[3]);
+    return Start(info, std::move(b), "podnet:nftablesGetElement");
+  }
+
+  Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
+    SessionPtr s = Live(info.Env());
+    std::unique_lock<std::mutex> lock;
+    ErrorInfo err = s->Lock(&lock);
+    if (err.failed()) ThrowError(info.Env(), err);
+    s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    session_.reset();
+    return info.Env().Undefined();
+  }
+
+  SessionPtr session_;
+};
+
+void RegisterNftables(Napi::Env env, Napi::Object exports) {
+  exports.Set("NftablesHandle", NftablesHandle::Define(env));
+  exports.Set("nftablesConstants",
+              ConstantsObject(env, {{"create", NLM_F_CREATE},
+                                    {"excl", NLM_F_EXCL},
+                                    {"replace", NLM_F_REPLACE},
+                                    {"nameMax", static_cast<uint32_t>(nft::kNameMax)},
+                                    {"commentMax", static_cast<uint32_t>(nft::kCommentMax)},
+                                    {"typeIpv4Addr", static_cast<uint32_t>(nft::kTypeIpv4Addr)},
+                                    {"typeIpv6Addr", static_cast<uint32_t>(nft::kTypeIpv6Addr)},
+                                    {"dumpAttempts", nft::kDumpAttempts}}));
+}
+
+}  // namespace podnet

@@ -1,0 +1,250 @@
+#include "nftables/session.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <string.h>
+
+#include "netlink/session_lock.h"
+#include "nftables/codec.h"
+
+namespace podnet::nft {
+
+// The kernel answers a batch it refuses as a whole (no CAP_NET_ADMIN, a bad
+// header) with one error for BATCH_BEGIN and nothing for the messages, which
+// the engine would wait for until its deadline. While a batch is out, this
+// wrapper answers each of them with that same error, right after it.
+class Session::BatchGuard final : public nl::Transport {
+ public:
+  explicit BatchGuard(std::unique_ptr<nl::Transport> inner) : inner_(std::move(inner)) {}
+
+  void Arm(uint32_t beginSeq, uint32_t messages) {
+    armed_ = true;
+    beginSeq_ = beginSeq;
+    messages_ = messages;
+  }
+  void Disarm() { armed_ = false; }
+
+  ErrorInfo Send(const uint8_t* data, size_t len) override { return inner_->Send(data, len); }
+  void Drain() override { inner_->Drain(); }
+  bool NeedsJsThread() const override { return inner_->NeedsJsThread(); }
+
+  ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) override {
+    ErrorInfo err = inner_->Recv(buf, len, timeoutMs);
+    if (err.failed() || !armed_) return err;
+    int32_t code = 0;
+    if (!RefusedBatch(buf->data(), *len, &code)) return err;
+    armed_ = false;
+    size_t at = nl::Align4(*len);
+    size_t one = sizeof(nlmsghdr) + sizeof(int32_t);
+    if (buf->size() < at + one * messages_) buf->resize(at + one * messages_);
+    memset(buf->data() + *len, 0, at - *len);
+    for (uint32_t i = 0; i < messages_; i++) {
+      nlmsghdr hdr{};
+      hdr.nlmsg_len = static_cast<uint32_t>(one);
+      hdr.nlmsg_type = NLMSG_ERROR;
+      hdr.nlmsg_flags = NLM_F_CAPPED;
+      hdr.nlmsg_seq = beginSeq_ + 1 + i;
+      memcpy(buf->data() + at, &hdr, sizeof hdr);
+      memcpy(buf->data() + at + sizeof hdr, &code, sizeof code);
+      at += one;
+    }
+    *len = at;
+    return err;
+  }
+
+ private:
+  // Whether the datagram holds an error (not an ACK) for BATCH_BEGIN. Only
+  // well-formed headers are looked at; the engine judges the rest.
+  bool RefusedBatch(const uint8_t* p, size_t len, int32_t* code) const {
+    size_t off = 0;
+    while (off + sizeof(nlmsghdr) <= len) {
+      nlmsghdr hdr;
+      memcpy(&hdr, p + off, sizeof hdr);
+      if (hdr.nlmsg_len < sizeof(nlmsghdr) || hdr.nlmsg_len > len - off) return false;
+      if (hdr.nlmsg_type == NLMSG_ERROR && hdr.nlmsg_seq == beginSeq_ &&
+          hdr.nlmsg_len >= sizeof(nlmsghdr) + sizeof(int32_t)) {
+        memcpy(code, p + off + sizeof(nlmsghdr), sizeof *code);
+        if (*code != 0) return true;
+      }
+      off += nl::Align4(hdr.nlmsg_len);
+    }
+    return false;
+  }
+
+  std::unique_ptr<nl::Transport> inner_;
+  bool armed_ = false;
+  uint32_t beginSeq_ = 0;
+  uint32_t messages_ = 0;
+};
+
+Session::Session(std::unique_ptr<nl::Transport> transport, int timeoutMs)
+    : guard_(new BatchGuard(std::move(transport))), engine_(std::unique_ptr<nl::Transport>(guard_), timeoutMs) {}
+
+static ErrorInfo Malformed(const char* what, const char* why) {
+  ErrorInfo err = SystemError(EBADMSG, "recv");
+  err.message = std::string("malformed nf_tables reply (") + what + "): " + why;
+  return err;
+}
+
+static ErrorInfo KernelError(int error, const char* command) {
+  ErrorInfo info;
+  info.kind = "nftables";
+  info.err = error;
+  info.syscall = "sendmsg";
+  info.With("command", command);
+  return info;
+}
+
+ErrorInfo Session::Lock(std::unique_lock<std::mutex>* lock) {
+  return nl::LockSession(mu_, engine_.transport(), "ERR_NFTABLES_REENTERED", "nftables", lock);
+}
+
+ErrorInfo Session::Run(const std::vector<Op>& ops) {
+  w_.Clear();
+  std::vector<BatchMessage> messages;
+  size_t begin = 0, end = 0;
+  const char* why = "";
+  if (!EncodeBatch(w_, ops, &messages, &begin, &end, &why)) {
+    ErrorInfo err = SystemError(EINVAL, "sendmsg");
+    err.code = "ERR_NFTABLES_ENCODE";
+    err.message = std::string("nftables batch cannot be encoded: ") + why;
+    return err;
+  }
+  uint32_t count = static_cast<uint32_t>(messages.size()) + 1;  // BEGIN is acknowledged too
+  uint32_t first = engine_.ReserveSeq(count + 1);               // and END has a seq
+  SetBatchSeqs(w_, first, begin, messages, end);
+  // The first refusal is the cause: the kernel goes on checking the rest of
+  // a failed batch, and later errors may only follow from the first.
+  uint32_t failed = 0;
+  int kerr = 0;
+  guard_->Arm(first, count - 1);
+  ErrorInfo err = engine_.Exchange(w_.data(), w_.size(), first, count, [&](const nl::Ack& ack) {
+    if (ack.error == 0) return;
+    if (kerr == 0 || ack.index < failed) {
+      failed = ack.index;
+      kerr = ack.error;
+    }
+  });
+  guard_->Disarm();
+  if (err.failed()) return err;
+  if (kerr == 0) return ErrorInfo{};
+  ErrorInfo info = KernelError(kerr, "run");
+  if (failed > 0) {
+    const BatchMessage& m = messages[failed - 1];
+    info.With("index", std::to_string(m.op));
+    if (ops[m.op].kind == Op::kElements) {
+      info.With("element", std::to_string(m.firstElement));
+      info.With("elementCount", std::to_string(m.elementCount));
+    }
+  }
+  return info;
+}
+
+template <typename Fn>
+ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t seq)>& encode, Fn&& onMessage,
+                           const std::function<void()>& reset) {
+  for (int attempt = 0; attempt < kDumpAttempts; attempt++) {
+    reset();
+    w_.Clear();
+    uint32_t seq = engine_.ReserveSeq(1);
+    encode(seq);
+    int kerr = 0;
+    ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, [&](const uint8_t* p, size_t n) -> ErrorInfo {
+      const char* why = "";
+      if (!onMessage(engine_.message_type(), p, n, &why)) return Malformed(what, why);
+      return ErrorInfo{};
+    });
+    if (err.failed()) return err;
+    if (kerr != 0) return KernelError(kerr, what);
+    if (!engine_.dump_interrupted()) return ErrorInfo{};
+  }
+  reset();
+  ErrorInfo err = SystemError(EAGAIN, "recv");
+  err.message = std::string("nf_tables dump of ") + what + " was interrupted by changes " +
+                std::to_string(kDumpAttempts) + " times in a row";
+  return err;
+}
+
+// A dump's messages of the expected type decoded, others kept raw.
+template <typename T, typename Decode>
+static auto Collect(uint16_t type, Decode decode, std::vector<T>* out, std::vector<RawMessage>* raw) {
+  return [=](uint16_t got, const uint8_t* p, size_t n, const char** why) {
+    if (got != type) {
+      raw->push_back(RawMessage{got, std::vector<uint8_t>(p, p + n)});
+      return true;
+    }
+    T obj;
+    if (!decode(p, n, &obj, why)) return false;
+    out->push_back(std::move(obj));
+    return true;
+  };
+}
+
+ErrorInfo Session::Tables(uint8_t family, std::vector<Table>* out, std::vector<RawMessage>* raw) {
+  return DumpAll(
+      "tables", [&](uint32_t seq) { EncodeGetTables(w_, seq, family); },
+      Collect(MsgType(NFT_MSG_NEWTABLE), DecodeTable, out, raw), [&] { out->clear(), raw->clear(); });
+}
+
+ErrorInfo Session::Chains(uint8_t family, const std::string& table, std::vector<Chain>* out,
+                          std::vector<RawMessage>* raw) {
+  return DumpAll(
+      "chains", [&](uint32_t seq) { EncodeGetChains(w_, seq, family, table); },
+      Collect(MsgType(NFT_MSG_NEWCHAIN), DecodeChain, out, raw), [&] { out->clear(), raw->clear(); });
+}
+
+ErrorInfo Session::Sets(uint8_t family, const std::string& table, std::vector<Set>* out, std::vector<RawMessage>* raw) {
+  return DumpAll(
+      "sets", [&](uint32_t seq) { EncodeGetSets(w_, seq, family, table); },
+      Collect(MsgType(NFT_MSG_NEWSET), DecodeSet, out, raw), [&] { out->clear(), raw->clear(); });
+}
+
+ErrorInfo Session::Rules(uint8_t family, const std::string& table, std::vector<Rule>* out,
+                         std::vector<RawMessage>* raw) {
+  return DumpAll(
+      "rules", [&](uint32_t seq) { EncodeGetRules(w_, seq, family, table); },
+      Collect(MsgType(NFT_MSG_NEWRULE), DecodeRule, out, raw), [&] { out->clear(), raw->clear(); });
+}
+
+ErrorInfo Session::Elements(uint8_t family, const std::string& table, const std::string& set,
+                            std::vector<Element>* out) {
+  return DumpAll(
+      "elements", [&](uint32_t seq) { EncodeGetElements(w_, seq, family, table, set); },
+      [&](uint16_t got, const uint8_t* p, size_t n, const char** why) {
+        if (got != MsgType(NFT_MSG_NEWSETELEM)) return true;
+        uint8_t fam = 0;
+        std::string t, s;
+        return DecodeElements(p, n, &fam, &t, &s, out, why);
+      },
+      [&] { out->clear(); });
+}
+
+ErrorInfo Session::GetElement(uint8_t family, const std::string& table, const std::string& set,
+                              const std::vector<uint8_t>& key, bool* found, Element* out) {
+  w_.Clear();
+  uint32_t seq = engine_.ReserveSeq(1);
+  EncodeGetElement(w_, seq, family, table, set, key);
+  int kerr = 0;
+  std::vector<Element> got;
+  ErrorInfo err = engine_.Exchange(
+      w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
+      [&](const uint8_t* p, size_t n) -> ErrorInfo {
+        if (engine_.message_type() != MsgType(NFT_MSG_NEWSETELEM)) return Malformed("element", "a message of another type");
+        const char* why = "";
+        uint8_t fam = 0;
+        std::string t, s;
+        if (!DecodeElements(p, n, &fam, &t, &s, &got, &why)) return Malformed("element", why);
+        return ErrorInfo{};
+      });
+  if (err.failed()) return err;
+  *found = false;
+  if (kerr == ENOENT && !got.empty()) return Malformed("element", "ENOENT after the element");
+  if (kerr == ENOENT) return ErrorInfo{};
+  if (kerr != 0) return KernelError(kerr, "getElement");
+  if (got.size() != 1) return Malformed("element", "not one element in the answer");
+  *found = true;
+  *out = std::move(got[0]);
+  return ErrorInfo{};
+}
+
+}  // namespace podnet::nft

@@ -1,0 +1,66 @@
+// nf_tables operations over one netlink engine: batches (one sendmsg, one
+// kernel transaction, the first error mapped to the op and element that
+// caused it), dumps of tables, chains, sets, rules and a set's elements
+// (taken again when the kernel flags them interrupted), and one element's
+// lookup. Plain C++ (no N-API): it runs on libuv workers.
+#pragma once
+
+#include <stdint.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "netlink/attr.h"
+#include "netlink/engine.h"
+#include "nftables/objects.h"
+
+namespace podnet::nft {
+
+// How often a dump flagged NLM_F_DUMP_INTR is taken again before EAGAIN.
+constexpr int kDumpAttempts = 5;
+
+// A message of a dump podnet does not decode (another type), kept whole.
+struct RawMessage {
+  uint16_t type = 0;
+  std::vector<uint8_t> payload;  // nfgenmsg and attributes
+};
+
+class Session {
+ public:
+  Session(std::unique_ptr<nl::Transport> transport, int timeoutMs);
+
+  // Takes the session for one operation; refuses re-entry from a JS peer
+  // with ERR_NFTABLES_REENTERED (netlink/session_lock.h).
+  ErrorInfo Lock(std::unique_lock<std::mutex>* lock);
+  nl::Engine& engine() { return engine_; }
+
+  // One batch of ops, all or nothing. A kernel refusal is an "nftables"
+  // error naming the op (index), and for element ops the first element of
+  // the message (element) that failed; a refusal of the batch as a whole
+  // (EPERM, ...) names no op.
+  ErrorInfo Run(const std::vector<Op>& ops);
+
+  ErrorInfo Tables(uint8_t family, std::vector<Table>* out, std::vector<RawMessage>* raw);
+  ErrorInfo Chains(uint8_t family, const std::string& table, std::vector<Chain>* out, std::vector<RawMessage>* raw);
+  ErrorInfo Sets(uint8_t family, const std::string& table, std::vector<Set>* out, std::vector<RawMessage>* raw);
+  ErrorInfo Rules(uint8_t family, const std::string& table, std::vector<Rule>* out, std::vector<RawMessage>* raw);
+  ErrorInfo Elements(uint8_t family, const std::string& table, const std::string& set, std::vector<Element>* out);
+  // *found false (and no error) when the kernel answers ENOENT for the element.
+  ErrorInfo GetElement(uint8_t family, const std::string& table, const std::string& set,
+                       const std::vector<uint8_t>& key, bool* found, Element* out);
+
+ private:
+  template <typename Fn>
+  ErrorInfo DumpAll(const char* what, const std::function<void(uint32_t seq)>& encode, Fn&& onMessage,
+                    const std::function<void()>& reset);
+
+  class BatchGuard;
+  std::mutex mu_;
+  BatchGuard* guard_;  // owned by engine_ (it wraps the transport)
+  nl::Engine engine_;
+  nl::Writer w_;
+};
+
+}  // namespace podnet::nft
