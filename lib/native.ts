@@ -232,8 +232,16 @@ export interface NativeBinding {
   netnsClose(fd: number): void;
   /** Inode of the netns seen by native work run inside fd's namespace (the RunInNetns mechanism). */
   netnsInodeInside(fd: number): Promise<number>;
-  /** new IpsetHandle(netnsFd or -1, timeoutMs, exchange?) opens a socket in that netns, or talks to a JS peer. */
-  IpsetHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawIpsetHandle;
+  /**
+   * new IpsetHandle(netnsFd or -1, timeoutMs, exchange?, receiveBufferBytes?) opens a socket in that netns (SO_RCVBUF
+   * set to receiveBufferBytes when > 0, else podnet's 8 MiB), or talks to a JS peer.
+   */
+  IpsetHandle: new (
+    netnsFd: number,
+    timeoutMs: number,
+    exchange?: ((request: Uint8Array) => Uint8Array[]) | undefined,
+    receiveBufferBytes?: number,
+  ) => RawIpsetHandle;
   ipsetSyncFrame: RawSyncFrameLayout;
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
   /** new RtnetlinkHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_ROUTE socket in that netns, or talks to a JS peer. */

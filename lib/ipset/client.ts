@@ -122,6 +122,14 @@ export interface IpsetOpenOptions {
   netlink?: NetlinkPeer;
   /** Deadline for each kernel answer, milliseconds (default 5000). */
   timeoutMs?: number;
+  /**
+   * SO_RCVBUF of the client's kernel sockets, bytes (1..2^30; the kernel doubles it, caps it at net.core.rmem_max and
+   * floors it at its minimum, about 2.3 KiB). Default: 8 MiB (SO_RCVBUFFORCE), room for the ACKs of the largest
+   * batches. Meant for tests of a receive buffer that overflows: a smaller one makes big batches fail with ENOBUFS
+   * (their ACKs are lost; the kernel did apply what they carried). Dumps are read as they come and never overflow.
+   * Ignored with `netlink`.
+   */
+  receiveBufferBytes?: number;
 }
 
 interface PendingItem {
@@ -197,6 +205,8 @@ export class Ipset implements Disposable {
   readonly #netns: Netns | undefined;
   readonly #peer: NetlinkPeer | undefined;
   readonly #timeoutMs: number;
+  /** SO_RCVBUF for this client's sockets (the dump sockets too); 0 for podnet's default. */
+  readonly #receiveBuffer: number;
   readonly #shapes = new Map<string, SetShape>();
   /** Entries per set, as far as this client knows: from headers, then its own adds and dels (decides INLINE). */
   readonly #sizes = new Map<string, number>();
@@ -217,12 +227,13 @@ export class Ipset implements Disposable {
   #tail: Promise<unknown> = Promise.resolve();
   #lastAdt: AdtJob | undefined;
 
-  private constructor(handle: RawIpsetHandle, netns: Netns | undefined, peer: NetlinkPeer | undefined, timeoutMs: number) {
+  private constructor(handle: RawIpsetHandle, netns: Netns | undefined, peer: NetlinkPeer | undefined, timeoutMs: number, receiveBuffer: number) {
     this.#handle = handle;
     this.#sync = new SyncChannel(handle);
     this.#netns = netns;
     this.#peer = peer;
     this.#timeoutMs = timeoutMs;
+    this.#receiveBuffer = receiveBuffer;
   }
 
   /**
@@ -231,23 +242,25 @@ export class Ipset implements Disposable {
    * does not speak protocol 6 or 7.
    */
   static async open(options: IpsetOpenOptions = {}): Promise<Ipset> {
+    const o = checkOptions<IpsetOpenOptions>('options', options);
+    const receiveBuffer = o.receiveBufferBytes === undefined ? 0 : checkInteger('options.receiveBufferBytes', o.receiveBufferBytes, 1, 1 << 30);
     // A handle of our own on the namespace: the caller may close theirs while we still need to open dump sockets.
     const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
     let handle: RawIpsetHandle;
     try {
-      handle = Ipset.#newHandle(netns, peer, timeoutMs);
+      handle = Ipset.#newHandle(netns, peer, timeoutMs, receiveBuffer);
       const version = await handle.protocol(false);
       if (version < 6) throw new PodnetError(`kernel speaks ipset protocol ${version}, podnet needs 6 or 7`, 'ERR_IPSET_PROTOCOL');
     } catch (err) {
       netns?.close();
       throw err;
     }
-    return new Ipset(handle, netns, peer, timeoutMs);
+    return new Ipset(handle, netns, peer, timeoutMs, receiveBuffer);
   }
 
-  static #newHandle(netns: Netns | undefined, peer: NetlinkPeer | undefined, timeoutMs: number): RawIpsetHandle {
+  static #newHandle(netns: Netns | undefined, peer: NetlinkPeer | undefined, timeoutMs: number, receiveBuffer: number): RawIpsetHandle {
     if (peer) return new native.IpsetHandle(-1, timeoutMs, (req) => peer.exchange(req));
-    return new native.IpsetHandle(netns ? netns.fd : -1, timeoutMs);
+    return new native.IpsetHandle(netns ? netns.fd : -1, timeoutMs, undefined, receiveBuffer);
   }
 
   /** netns is the namespace this client works in (undefined: the process's own). */
@@ -714,7 +727,7 @@ export class Ipset implements Disposable {
     checkSetName(name);
     return this.#serial(async () => {
       this.#live();
-      const handle = (this.#dumpHandle ??= Ipset.#newHandle(this.#netns, this.#peer, this.#timeoutMs));
+      const handle = (this.#dumpHandle ??= Ipset.#newHandle(this.#netns, this.#peer, this.#timeoutMs, this.#receiveBuffer));
       let chunk = await handle.entries(name, LIST_CHUNK);
       if (!chunk.header) throw ipsetError(2, { command: 'list', set: name });
       const header = toHeader(chunk.header);
@@ -758,7 +771,7 @@ export class Ipset implements Disposable {
     checkSetName(name);
     const chunk = options.chunk === undefined ? 4096 : checkInteger('options.chunk', options.chunk, 1, 1 << 20);
     this.#live();
-    const handle = Ipset.#newHandle(this.#netns, this.#peer, this.#timeoutMs);
+    const handle = Ipset.#newHandle(this.#netns, this.#peer, this.#timeoutMs, this.#receiveBuffer);
     try {
       let next = await handle.entries(name, chunk);
       for (;;) {

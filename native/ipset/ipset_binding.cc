@@ -166,7 +166,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
                        });
   }
 
-  // new IpsetHandle(netnsFd, timeoutMs, exchange?)
+  // new IpsetHandle(netnsFd, timeoutMs, exchange?, receiveBufferBytes?)
   explicit IpsetHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IpsetHandle>(info) {
     int timeoutMs = info[1].As<Napi::Number>().Int32Value();
     slot_->session = std::make_shared<Session>(nl::TransportFromArgs(info, NETLINK_NETFILTER), timeoutMs);

@@ -44,7 +44,8 @@ std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int
   Napi::Env env = info.Env();
   if (info.Length() > 2 && info[2].IsFunction()) return std::make_unique<JsTransport>(env, info[2].As<Napi::Function>());
   std::unique_ptr<SocketTransport> socket;
-  ErrorInfo err = SocketTransport::Open(info[0].As<Napi::Number>().Int32Value(), protocol, &socket);
+  int receiveBufferBytes = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Int32Value() : 0;
+  ErrorInfo err = SocketTransport::Open(info[0].As<Napi::Number>().Int32Value(), protocol, &socket, receiveBufferBytes);
   if (err.failed()) ThrowError(env, err);
   return socket;
 }

@@ -32,9 +32,10 @@ class JsTransport final : public Transport {
 };
 
 // What the handle classes of every protocol take as new XHandle(netnsFd,
-// timeoutMs, exchange?): a JS peer when exchange is a function, else a
-// socket of that protocol opened in netnsFd's namespace (-1: the current
-// one). Throws the JS error when the socket cannot be opened.
+// timeoutMs, exchange?, receiveBufferBytes?): a JS peer when exchange is a
+// function, else a socket of that protocol opened in netnsFd's namespace (-1:
+// the current one), with SO_RCVBUF set to receiveBufferBytes when it is a
+// number > 0. Throws the JS error when the socket cannot be opened.
 std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int protocol);
 
 }  // namespace podnet::nl

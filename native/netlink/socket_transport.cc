@@ -30,7 +30,7 @@ static void SetBuffer(int fd, int force, int plain, int size) {
   }
 }
 
-ErrorInfo SocketTransport::Open(int netnsFd, int protocol, std::unique_ptr<SocketTransport>* out) {
+ErrorInfo SocketTransport::Open(int netnsFd, int protocol, std::unique_ptr<SocketTransport>* out, int receiveBufferBytes) {
   int fd = -1;
   ErrorInfo inner;
   ErrorInfo err = RunInNetns(netnsFd, [&] {
@@ -39,7 +39,11 @@ ErrorInfo SocketTransport::Open(int netnsFd, int protocol, std::unique_ptr<Socke
   });
   if (err.failed()) return err;
   if (inner.failed()) return inner;
-  SetBuffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, kSocketBuffer);
+  if (receiveBufferBytes > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBufferBytes, sizeof receiveBufferBytes);
+  } else {
+    SetBuffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, kSocketBuffer);
+  }
   SetBuffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, kSocketBuffer);
   int one = 1;
   // Extended ACKs carry the kernel's own error text; harmless where absent.

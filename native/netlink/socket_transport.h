@@ -8,10 +8,13 @@ namespace podnet::nl {
 
 // A netlink socket of one protocol (NETLINK_NETFILTER, NETLINK_ROUTE),
 // created inside the namespace of netnsFd (or the caller's when netnsFd < 0)
-// and bound to it for life.
+// and bound to it for life. receiveBufferBytes > 0 sets SO_RCVBUF to it (the
+// kernel doubles it, caps it at net.core.rmem_max and floors it at its
+// minimum) instead of podnet's large default: for tests of a receive buffer
+// that overflows.
 class SocketTransport final : public Transport {
  public:
-  static ErrorInfo Open(int netnsFd, int protocol, std::unique_ptr<SocketTransport>* out);
+  static ErrorInfo Open(int netnsFd, int protocol, std::unique_ptr<SocketTransport>* out, int receiveBufferBytes = 0);
   ~SocketTransport() override;
 
   ErrorInfo Send(const uint8_t* data, size_t len) override;
