@@ -186,6 +186,113 @@ export interface RawRtnetlinkHandle {
   close(): void;
 }
 
+/** An attribute the nf_tables codec does not decode (native/nftables/objects.h). */
+export interface RawNftAttr {
+  type: number;
+  data: Buffer;
+}
+
+export interface RawNftTable {
+  family: number;
+  name: string;
+  flags: number;
+  use: number;
+  handle?: number;
+  comment?: string;
+  unknown: RawNftAttr[];
+}
+
+export interface RawNftChain {
+  family: number;
+  table: string;
+  name: string;
+  handle?: number;
+  hook?: number;
+  priority?: number;
+  type?: string;
+  policy?: number;
+  flags: number;
+  use: number;
+  comment?: string;
+  unknown: RawNftAttr[];
+}
+
+export interface RawNftSet {
+  family: number;
+  table: string;
+  name: string;
+  flags: number;
+  keyType: number;
+  keyLen: number;
+  handle?: number;
+  comment?: string;
+  unknown: RawNftAttr[];
+}
+
+export interface RawNftRule {
+  family: number;
+  table: string;
+  chain: string;
+  handle?: number;
+  position?: number;
+  comment?: string;
+  expressions: Buffer;
+  unknown: RawNftAttr[];
+}
+
+export interface RawNftElement {
+  key: Buffer;
+  flags: number;
+  comment?: string;
+  unknown: RawNftAttr[];
+}
+
+/** A dump message of a type the codec does not decode, whole (nfgenmsg and attributes). */
+export interface RawNftMessage {
+  type: number;
+  payload: Buffer;
+}
+
+export interface RawNftListing<T> {
+  objects: T[];
+  raw: RawNftMessage[];
+}
+
+/** One change of a batch as run() takes it: kind 0 table, 1 chain, 2 set, 3 elements, 4 flush table. */
+export interface RawNftOp {
+  kind: number;
+  del?: boolean;
+  flags: number;
+  family: number;
+  table: string;
+  name?: string;
+  comment?: string;
+  hook?: number;
+  priority?: number;
+  type?: string;
+  policy?: number;
+  setFlags?: number;
+  keyType?: number;
+  keyLen?: number;
+  setId?: number;
+  elements?: { key: Uint8Array; comment?: string; flags?: number }[];
+}
+
+/** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
+export interface RawNftablesHandle {
+  /** One batch, all or nothing; rejects with an 'nftables' error naming index (op) and element when the kernel did. */
+  run(ops: RawNftOp[]): Promise<void>;
+  tables(family: number): Promise<RawNftListing<RawNftTable>>;
+  chains(family: number, table: string): Promise<RawNftListing<RawNftChain>>;
+  sets(family: number, table: string): Promise<RawNftListing<RawNftSet>>;
+  rules(family: number, table: string): Promise<RawNftListing<RawNftRule>>;
+  elements(family: number, table: string, set: string): Promise<RawNftElement[]>;
+  /** null when the kernel answers ENOENT. */
+  getElement(family: number, table: string, set: string, key: Uint8Array): Promise<RawNftElement | null>;
+  setTimeout(ms: number): void;
+  close(): void;
+}
+
 /** What spawnInNetns resolves: the child ran (maybe killed by the deadline or the output limit) and was reaped. */
 export interface RawSpawnResult {
   exitCode: number | null;
@@ -229,6 +336,7 @@ export interface NativeBinding {
   buildInfo(): { asan: boolean; napiVersion: number };
   netnsOpen(path: string): RawNetns;
   netnsIdentify(fd: number): RawNetns;
+  netnsDup(fd: number): RawNetns;
   netnsClose(fd: number): void;
   /** Inode of the netns seen by native work run inside fd's namespace (the RunInNetns mechanism). */
   netnsInodeInside(fd: number): Promise<number>;
@@ -254,6 +362,18 @@ export interface NativeBinding {
     create: number;
     excl: number;
     replace: number;
+    dumpAttempts: number;
+  };
+  /** new NftablesHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_NETFILTER socket in that netns, or talks to a JS peer. */
+  NftablesHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawNftablesHandle;
+  nftablesConstants: {
+    create: number;
+    excl: number;
+    replace: number;
+    nameMax: number;
+    commentMax: number;
+    typeIpv4Addr: number;
+    typeIpv6Addr: number;
     dumpAttempts: number;
   };
   /**

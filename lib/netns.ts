@@ -90,12 +90,23 @@ export class Netns implements Disposable {
   }
 
   /**
-   * reopen returns a new, independent handle on the same namespace (through /proc/self/fd, so a path that now names
+   * Netns.duplicate opens a handle of its own on the namespace fd refers to (a duplicate of the fd, close-on-exec);
+   * fd stays the caller's. Throws a PodnetSystemError `EBADF` when fd is not open, `ERR_NOT_NETNS` when it is not a
+   * network namespace.
+   */
+  static duplicate(fd: number, path = `/proc/self/fd/${fd}`): Netns {
+    checkInteger('fd', fd, 0, 0x7fffffff);
+    checkString('path', path, 4096);
+    const raw = native.netnsDup(fd);
+    return new Netns(path, raw.fd, raw.dev, raw.ino);
+  }
+
+  /**
+   * reopen returns a new, independent handle on the same namespace (a duplicate of the fd, so a path that now names
    * another namespace does not matter). Components keep their own so callers may close theirs.
    */
   reopen(): Netns {
-    const raw = native.netnsOpen(`/proc/self/fd/${this.fd}`);
-    return new Netns(this.path, raw.fd, raw.dev, raw.ino);
+    return Netns.duplicate(this.fd, this.path);
   }
 
   /** equals tells whether other is a handle on the same namespace. */

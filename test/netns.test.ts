@@ -228,3 +228,29 @@ describe('Netns.reopen', () => {
     copy.close();
   });
 });
+
+describe('Netns.duplicate', () => {
+  it("takes a close-on-exec handle of its own on an fd's namespace, leaving the fd the caller's", () => {
+    using ns = Netns.current();
+    const copy = Netns.duplicate(ns.fd);
+    expect(copy.equals(ns)).toBe(true);
+    expect(copy.fd).not.toBe(ns.fd);
+    expect(isCloexec(copy.fd)).toBe(true);
+    copy.close();
+    expect(readlinkSync(`/proc/self/fd/${ns.fd}`)).toMatch(/^net:\[\d+\]$/);
+  });
+
+  it('refuses an fd that is not a network namespace or not open, leaking no fd', async () => {
+    const before = readdirSync('/proc/self/fd').length;
+    const { openSync, closeSync } = await import('node:fs');
+    const file = openSync('/proc/self/stat', 'r');
+    try {
+      expect(() => Netns.duplicate(file)).toThrow(expect.objectContaining({ code: 'ERR_NOT_NETNS' }));
+    } finally {
+      closeSync(file);
+    }
+    expect(() => Netns.duplicate(1_000_000)).toThrow(expect.objectContaining({ code: 'EBADF', syscall: 'fcntl' }));
+    expect(() => Netns.duplicate(-1)).toThrow(InvalidArgumentError);
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
+  });
+});

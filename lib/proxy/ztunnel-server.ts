@@ -104,7 +104,7 @@ function ownNetns(name: string, netns: unknown): Netns {
   }
   checkInteger(`${name}.fd`, fd, 0, 0x7fffffff);
   try {
-    return Netns.open(`/proc/self/fd/${fd as number}`);
+    return Netns.duplicate(fd as number);
   } catch (err) {
     throw invalidValue(name, 'an open network namespace fd', `fd ${fd as number} (${(err as { code?: string }).code ?? err})`);
   }

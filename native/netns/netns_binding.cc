@@ -3,6 +3,7 @@
 #include "netns/netns_binding.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,22 @@ static Napi::Value NetnsIdentify(const Napi::CallbackInfo& info) {
   return IdentityObject(env, fd, id);
 }
 
+// A second fd on the namespace fd refers to, checked to be one: cheaper than reopening /proc/self/fd/N (no path
+// walk through procfs), and just as independent of what any path names now.
+static Napi::Value NetnsDup(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) ThrowError(env, SystemError(errno, "fcntl"));
+  NetnsIdentity id;
+  ErrorInfo err = IdentifyNetns(copy, &id);
+  if (err.failed()) {
+    close(copy);
+    ThrowError(env, err);
+  }
+  return IdentityObject(env, copy, id);
+}
+
 static Napi::Value NetnsClose(const Napi::CallbackInfo& info) {
   int fd = info[0].As<Napi::Number>().Int32Value();
   // close() releases the fd even when it reports EINTR on Linux: never retry.
@@ -78,6 +95,7 @@ static Napi::Value NetnsInodeInside(const Napi::CallbackInfo& info) {
 void RegisterNetns(Napi::Env env, Napi::Object exports) {
   exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
   exports.Set("netnsIdentify", Napi::Function::New(env, NetnsIdentify, "netnsIdentify"));
+  exports.Set("netnsDup", Napi::Function::New(env, NetnsDup, "netnsDup"));
   exports.Set("netnsClose", Napi::Function::New(env, NetnsClose, "netnsClose"));
   exports.Set("netnsInodeInside", Napi::Function::New(env, NetnsInodeInside, "netnsInodeInside"));
 }
