@@ -323,3 +323,41 @@ export class RtnetlinkError extends PodnetError {
     this.netns = context.netns;
   }
 }
+
+/** What an nftables operation was about, as NftablesError reports it. */
+export interface NftablesErrorContext {
+  /** The operation: 'run', 'tables', 'chains', 'sets', 'elements', 'rules', 'addElement', 'testElement', ... */
+  operation: string;
+  /** For a transaction: the position of the failing op in it (0-based), when the kernel named one. */
+  index?: number;
+  /** The failing op (or the object a listing was about), as the caller described it. */
+  object?: unknown;
+  /** For element ops: the position of the first element of the refused message within the op's elements. */
+  element?: number;
+  netns?: string;
+}
+
+/**
+ * NftablesError is a failure the kernel's nf_tables (or a netlink peer) answered with: `code` is the errno name
+ * (`EEXIST`, `ENOENT`, `EBUSY`, `EINVAL`, `EOPNOTSUPP`, ...), `errno` its negative number, plus the operation, for a
+ * transaction the index of the op that failed and that op, and the namespace. Nothing of a failed transaction is
+ * applied. `isAlreadyExists` / `isNotFound` work on it.
+ */
+export class NftablesError extends PodnetError {
+  readonly errno: number;
+  readonly syscall = 'sendmsg';
+  readonly operation: string;
+  readonly index: number | undefined;
+  readonly object: unknown;
+  readonly element: number | undefined;
+  readonly netns: string | undefined;
+  constructor(message: string, code: string, errno: number, context: NftablesErrorContext, options?: { cause?: unknown }) {
+    super(message, code, options);
+    this.errno = errno;
+    this.operation = context.operation;
+    this.index = context.index;
+    this.object = context.object;
+    this.element = context.element;
+    this.netns = context.netns;
+  }
+}

@@ -33,6 +33,8 @@ export * from './unix/index.js';
 export * from './iptables/index.js';
 export * from './rtnetlink/index.js';
 export { RtnetlinkError, type RtnetlinkErrorContext } from './errors.js';
+export * from './nftables/index.js';
+export { NftablesError, type NftablesErrorContext } from './errors.js';
 export {
   IptablesRestoreError,
   IptablesLockTimeoutError,

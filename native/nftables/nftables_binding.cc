@@ -23,6 +23,11 @@
 
 namespace podnet {
 
+// Everything here is this file's own: the batons share names with other
+// bindings' (RulesBaton), and templates instantiated on two classes of one
+// name in one namespace are one function to the linker.
+namespace {
+
 using nft::Session;
 using SessionPtr = std::shared_ptr<Session>;
 
@@ -366,6 +371,8 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
 
   SessionPtr session_;
 };
+
+}  // namespace
 
 void RegisterNftables(Napi::Env env, Napi::Object exports) {
   exports.Set("NftablesHandle", NftablesHandle::Define(env));

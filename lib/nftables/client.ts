@@ -1,0 +1,235 @@
+/**
+ * Nftables: tables, chains, sets and set elements of one network namespace over nf_tables netlink, spoken by the
+ * addon's codec on the same engine as ipset and rtnetlink (no `nft` binary). Changes go in transactions: one batch,
+ * one sendmsg, one kernel transaction, all or nothing. Element adds are exclusive (EEXIST on a duplicate); replacing
+ * is explicit. Operations run one after another in call order.
+ */
+import { PodnetError, withCallerStack } from '../errors.js';
+import { native, type RawNftablesHandle, type RawNftChain, type RawNftElement, type RawNftRule, type RawNftSet, type RawNftTable } from '../native.js';
+import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
+import type { Netns } from '../netns.js';
+import { checkString, invalidType } from '../validate.js';
+import { withContext } from './errors.js';
+import { FAMILIES, familyName, hookName, policyName } from './names.js';
+import { NftTransaction, addressKey } from './transaction.js';
+import type {
+  NftChain,
+  NftElement,
+  NftElementSpec,
+  NftFamily,
+  NftRawRule,
+  NftSet,
+  NftTable,
+  NftTableRef,
+  NftablesOpenOptions,
+} from './types.js';
+
+const K = native.nftablesConstants;
+
+function keyText(key: Buffer): string {
+  if (key.length === 4) return Array.from(key).join('.');
+  if (key.length === 16) {
+    const groups: string[] = [];
+    for (let i = 0; i < 16; i += 2) groups.push(key.readUInt16BE(i).toString(16));
+    // The longest run of zero groups (two or more) becomes '::', as inet_ntop writes it.
+    let best = -1, bestLen = 1;
+    for (let i = 0; i < 8; i++) {
+      let j = i;
+      while (j < 8 && groups[j] === '0') j++;
+      if (j - i > bestLen) [best, bestLen] = [i, j - i];
+    }
+    if (best < 0) return groups.join(':');
+    return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
+  }
+  return key.toString('hex');
+}
+
+function toTable(t: RawNftTable): NftTable {
+  return { family: familyName(t.family), name: t.name, handle: t.handle, flags: t.flags, use: t.use, comment: t.comment };
+}
+
+function toChain(c: RawNftChain): NftChain {
+  return {
+    family: familyName(c.family),
+    table: c.table,
+    name: c.name,
+    handle: c.handle,
+    type: c.type,
+    hook: c.hook === undefined ? undefined : hookName(c.family, c.hook),
+    priority: c.priority,
+    policy: c.policy === undefined ? undefined : policyName(c.policy),
+    use: c.use,
+    comment: c.comment,
+  };
+}
+
+function toSet(s: RawNftSet): NftSet {
+  const type = s.keyType === K.typeIpv4Addr ? 'ipv4_addr' : s.keyType === K.typeIpv6Addr ? 'ipv6_addr' : s.keyType;
+  return { family: familyName(s.family), table: s.table, name: s.name, handle: s.handle, type, keyLength: s.keyLen, flags: s.flags, comment: s.comment };
+}
+
+function toElement(e: RawNftElement): NftElement {
+  return { address: keyText(e.key), comment: e.comment };
+}
+
+function toRule(r: RawNftRule): NftRawRule {
+  return { family: familyName(r.family), table: r.table, chain: r.chain, handle: r.handle, comment: r.comment, expressions: r.expressions };
+}
+
+function checkTable(value: unknown): { family: number; name: string } {
+  if (typeof value !== 'object' || value === null) throw invalidType('table', 'a table reference { family, name }', value);
+  const t = value as Partial<NftTableRef>;
+  if (typeof t.family !== 'string' || !Object.hasOwn(FAMILIES, t.family)) throw invalidType('table.family', `one of ${Object.keys(FAMILIES).join(', ')}`, t.family);
+  return { family: FAMILIES[t.family as NftFamily], name: checkString('table.name', t.name, K.nameMax) };
+}
+
+/** Nftables is an open nf_tables netlink session in one namespace. Close it (or `using` it) when done. */
+export class Nftables implements Disposable {
+  #handle: RawNftablesHandle | undefined;
+  readonly #netns: Netns | undefined;
+  #tail: Promise<unknown> = Promise.resolve();
+
+  private constructor(handle: RawNftablesHandle, netns: Netns | undefined) {
+    this.#handle = handle;
+    this.#netns = netns;
+  }
+
+  /**
+   * Nftables.open opens a NETLINK_NETFILTER socket inside the namespace (a Netns or a path; default: the current
+   * one), or talks to a NetlinkPeer. Throws InvalidArgumentError on bad options, PodnetSystemError when the namespace
+   * cannot be opened or entered.
+   */
+  static async open(options: NftablesOpenOptions = {}): Promise<Nftables> {
+    const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
+    try {
+      const handle = peer
+        ? new native.NftablesHandle(-1, timeoutMs, (req) => peer.exchange(req))
+        : new native.NftablesHandle(netns ? netns.fd : -1, timeoutMs);
+      return new Nftables(handle, netns);
+    } catch (err) {
+      netns?.close();
+      throw err;
+    }
+  }
+
+  get netns(): Netns | undefined {
+    return this.#netns;
+  }
+
+  get closed(): boolean {
+    return this.#handle === undefined;
+  }
+
+  #live(): RawNftablesHandle {
+    if (!this.#handle) throw new PodnetError('nftables client is closed', 'ERR_NFTABLES_CLOSED');
+    return this.#handle;
+  }
+
+  #serial<T>(operation: string, object: unknown, fn: (h: RawNftablesHandle) => Promise<T>, opAt?: Parameters<typeof withContext>[4]): Promise<T> {
+    const caller = new Error();
+    let handle: RawNftablesHandle;
+    try {
+      handle = this.#live();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const run = this.#tail.then(() => fn(handle)).catch((err: unknown) => {
+      throw withContext(err, operation, object, this.#netns?.path, opAt);
+    });
+    this.#tail = run.catch(() => undefined);
+    return withCallerStack(run, caller);
+  }
+
+  /** transaction starts an empty transaction for run(). */
+  transaction(): NftTransaction {
+    return new NftTransaction();
+  }
+
+  /**
+   * run sends the transaction as one batch: everything in it is applied, or nothing. Throws the transaction's first
+   * argument error (InvalidArgumentError) before anything is sent; a kernel refusal is an NftablesError whose `index`
+   * and `object` name the op that caused it (and `element`, for element ops, the first element of the refused part).
+   */
+  async run(tx: NftTransaction): Promise<void> {
+    if (!(tx instanceof NftTransaction)) return Promise.reject(invalidType('tx', 'an NftTransaction', tx));
+    if (tx.error) return Promise.reject(tx.error);
+    const { ops, opAt } = tx.compile();
+    if (ops.length === 0) return this.#serial('run', undefined, async () => undefined);
+    return this.#serial('run', undefined, (h) => h.run(ops), opAt);
+  }
+
+  /** tables lists the tables of one family, or of all (families podnet does not name by number). */
+  async tables(family?: NftFamily): Promise<NftTable[]> {
+    let f = 0;
+    if (family !== undefined) f = checkTable({ family, name: 'x' }).family;
+    return this.#serial('tables', family, async (h) => (await h.tables(f)).objects.map(toTable));
+  }
+
+  /** chains lists the chains of a table (ENOENT when the table is missing). */
+  async chains(table: NftTableRef): Promise<NftChain[]> {
+    const t = checkTable(table);
+    return this.#serial('chains', table, async (h) => (await h.chains(t.family, t.name)).objects.map(toChain));
+  }
+
+  /** sets lists the sets of a table (ENOENT when the table is missing). */
+  async sets(table: NftTableRef): Promise<NftSet[]> {
+    const t = checkTable(table);
+    return this.#serial('sets', table, async (h) => (await h.sets(t.family, t.name)).objects.map(toSet));
+  }
+
+  /** rules lists the rules of a table with their handles and comments, expressions raw (podnet decodes none yet). */
+  async rules(table: NftTableRef): Promise<NftRawRule[]> {
+    const t = checkTable(table);
+    return this.#serial('rules', table, async (h) => (await h.rules(t.family, t.name)).objects.map(toRule));
+  }
+
+  /** elements lists a set's elements with their comments (ENOENT when the table or set is missing). */
+  async elements(table: NftTableRef, set: string): Promise<NftElement[]> {
+    const t = checkTable(table);
+    const s = checkString('set', set, K.nameMax);
+    return this.#serial('elements', { table, set }, async (h) => (await h.elements(t.family, t.name, s)).map(toElement));
+  }
+
+  /** addElement adds elements in one transaction: exclusive (EEXIST on one already there) unless `{ replace: true }`. */
+  async addElement(table: NftTableRef, set: string, elements: NftElementSpec | NftElementSpec[], options: { replace?: boolean } = {}): Promise<void> {
+    return this.run(new NftTransaction().addElement(table, set, elements, options));
+  }
+
+  /** deleteElement deletes elements in one transaction; ENOENT (`isNotFound`) when one is missing. */
+  async deleteElement(table: NftTableRef, set: string, elements: { address: string } | { address: string }[]): Promise<void> {
+    return this.run(new NftTransaction().deleteElement(table, set, elements));
+  }
+
+  /**
+   * testElement returns the element with its comment, or undefined when the set does not hold it (the kernel's
+   * ENOENT; a missing table or set answers the same).
+   */
+  async testElement(table: NftTableRef, set: string, address: string): Promise<NftElement | undefined> {
+    const t = checkTable(table);
+    const s = checkString('set', set, K.nameMax);
+    const key = addressKey('address', address);
+    return this.#serial('testElement', { table, set, address }, async (h) => {
+      const e = await h.getElement(t.family, t.name, s, key);
+      return e === null ? undefined : toElement(e);
+    });
+  }
+
+  /**
+   * close refuses new operations at once (they reject with `ERR_NFTABLES_CLOSED`) and releases the socket and the
+   * namespace handle when the operations queued before it have finished; idempotent.
+   */
+  close(): void {
+    const h = this.#handle;
+    if (!h) return;
+    this.#handle = undefined;
+    const netns = this.#netns;
+    void this.#tail.then(() => {
+      h.close();
+      netns?.close();
+    });
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

@@ -1,0 +1,69 @@
+/** Builds NftablesError from what the addon reports, and gives kernel errors the context of the caller's call. */
+import { NftablesError, PodnetSystemError, registerNativeErrorKind } from '../errors.js';
+
+function num(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) return undefined;
+  return Number(value);
+}
+
+registerNativeErrorKind('nftables', (fields) => {
+  const errno = typeof fields.errno === 'number' ? fields.errno : 0;
+  const operation = typeof fields.command === 'string' ? fields.command : 'nftables';
+  return new NftablesError(fields.message, fields.code, errno, {
+    operation,
+    index: num(fields.index),
+    element: num(fields.element),
+  });
+});
+
+/** describe renders what an operation was about for an error message. */
+export function describe(object: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(object);
+  } catch {
+    text = String(object);
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+/** The op of a transaction a kernel error names, for the error's message and `object`. */
+export interface FailedOp {
+  index: number;
+  object: unknown;
+}
+
+/**
+ * withContext re-raises a kernel error with what it was about: an NftablesError gains the operation, the op (or the
+ * listed object) and the namespace; a system error (ETIMEDOUT, EBADMSG) gains the namespace and the operation.
+ */
+export function withContext(
+  err: unknown,
+  operation: string,
+  object: unknown,
+  netns: string | undefined,
+  opAt?: (nativeIndex: number) => FailedOp | undefined,
+): unknown {
+  if (err instanceof NftablesError) {
+    const failed = err.index !== undefined && opAt ? opAt(err.index) : undefined;
+    const about = failed
+      ? `op ${failed.index} ${describe(failed.object)}`
+      : object === undefined ? '' : describe(object);
+    const whole = operation === 'run' && err.index === undefined ? ' (the batch as a whole)' : '';
+    return new NftablesError(`nftables ${operation}${about ? ` ${about}` : ''}${whole}: ${err.code}`, err.code, err.errno, {
+      operation,
+      index: failed?.index,
+      object: failed ? failed.object : object,
+      element: err.element,
+      netns,
+    });
+  }
+  if (err instanceof PodnetSystemError && err.netns === undefined) {
+    return new PodnetSystemError(`${err.message} (nftables ${operation})`, err.code, err.errno, {
+      syscall: err.syscall,
+      netns,
+      command: operation,
+    }, { cause: err });
+  }
+  return err;
+}

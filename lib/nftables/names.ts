@@ -1,0 +1,30 @@
+/** Names of nf_tables families, hooks, policies and set key types, both ways. */
+import type { NftFamily, NftHook, NftListedFamily, NftPolicy, NftSetKeyType } from './types.js';
+
+export const FAMILIES: Readonly<Record<NftFamily, number>> = { inet: 1, ip: 2, arp: 3, netdev: 5, bridge: 7, ip6: 10 };
+export const HOOKS: Readonly<Record<NftHook, number>> = { prerouting: 0, input: 1, forward: 2, output: 3, postrouting: 4, ingress: 5 };
+export const POLICIES: Readonly<Record<NftPolicy, number>> = { drop: 0, accept: 1 };
+/** NFT_SET_* flag bits. */
+export const SET_FLAGS = { constant: 0x2, interval: 0x4, timeout: 0x10 } as const;
+export const KEY_LENGTHS: Readonly<Record<NftSetKeyType, number>> = { ipv4_addr: 4, ipv6_addr: 16 };
+
+function reverse<K extends string>(table: Readonly<Record<K, number>>): Map<number, K> {
+  return new Map(Object.entries(table).map(([k, v]) => [v as number, k as K]));
+}
+const familyNames = reverse(FAMILIES);
+const hookNames = reverse(HOOKS);
+const policyNames = reverse(POLICIES);
+
+export function familyName(n: number): NftListedFamily {
+  return familyNames.get(n) ?? n;
+}
+
+/** Hook numbers mean different hooks in the netdev family (0 is ingress there). */
+export function hookName(family: number, n: number): NftHook | number {
+  if (family === FAMILIES.netdev) return n === 0 ? 'ingress' : n;
+  return hookNames.get(n) ?? n;
+}
+
+export function policyName(n: number): NftPolicy | number {
+  return policyNames.get(n) ?? n;
+}

@@ -1,0 +1,291 @@
+/**
+ * NftTransaction collects changes for one nf_tables batch. Build freely: every call checks its arguments at once and
+ * the first bad one is kept (`error`) and thrown by Nftables.run before anything is sent, knftables-style. What
+ * reaches the kernel is one batch in one sendmsg, applied all or nothing.
+ */
+import { isIP } from 'node:net';
+
+import type { InvalidArgumentError } from '../errors.js';
+import { native, type RawNftOp } from '../native.js';
+import { checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
+import { FAMILIES, HOOKS, KEY_LENGTHS, POLICIES, SET_FLAGS } from './names.js';
+import type { NftChainSpec, NftElementSpec, NftFamily, NftSetSpec, NftTableRef, NftTableSpec } from './types.js';
+
+const K = native.nftablesConstants;
+const KIND = { table: 0, chain: 1, set: 2, elements: 3, flushTable: 4 } as const;
+const CHAIN_TYPES = new Set(['filter', 'nat', 'route']);
+const INT32_MIN = -0x80000000;
+const INT32_MAX = 0x7fffffff;
+
+/** One op as the caller gave it, and the native ops it became. */
+interface TxOp {
+  operation: string;
+  object: unknown;
+  raw: RawNftOp[];
+}
+
+function checkName(name: string, value: unknown): string {
+  return checkString(name, value, K.nameMax);
+}
+
+function checkComment(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return checkString(name, value, K.commentMax);
+}
+
+function checkFamily(name: string, value: unknown): number {
+  if (typeof value !== 'string' || !Object.hasOwn(FAMILIES, value)) {
+    throw invalidValue(name, `one of ${Object.keys(FAMILIES).join(', ')}`, value);
+  }
+  return FAMILIES[value as NftFamily];
+}
+
+function checkObject<T extends object>(name: string, value: unknown): Partial<T> {
+  return checkOptions<T>(name, value);
+}
+
+function checkFlag(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw invalidType(name, 'a boolean', value);
+  return value;
+}
+
+/** An address's key bytes in network order; the family must match the set's when known. */
+export function addressKey(name: string, value: unknown, keyLength?: number): Buffer {
+  if (typeof value !== 'string') throw invalidType(name, 'an IPv4 or IPv6 address', value);
+  const v = isIP(value);
+  if (v === 0) throw invalidValue(name, 'an IPv4 or IPv6 address', value);
+  const key = v === 4 ? Buffer.from(value.split('.').map(Number)) : ipv6Bytes(value);
+  if (keyLength !== undefined && key.length !== keyLength) {
+    throw invalidValue(name, `an IPv${keyLength === 4 ? 4 : 6} address (the set's type)`, value);
+  }
+  return key;
+}
+
+function ipv6Bytes(text: string): Buffer {
+  let s = text.split('%')[0]!;
+  // A dotted IPv4 tail becomes two groups.
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (dotted) {
+    const b = dotted[2]!.split('.').map(Number);
+    s = `${dotted[1]}${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`;
+  }
+  const [head, tail] = s.includes('::') ? s.split('::') : [s, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  const out = Buffer.alloc(16);
+  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  return out;
+}
+
+export class NftTransaction {
+  readonly #ops: TxOp[] = [];
+  #error: InvalidArgumentError | undefined;
+  #nextSetId = 1;
+  /** Sets added in this transaction: their batch id and key length, by family/table/name. */
+  readonly #sets = new Map<string, { id: number; keyLength: number }>();
+
+  /** The first bad argument given to this transaction, which run() throws; undefined while all were good. */
+  get error(): InvalidArgumentError | undefined {
+    return this.#error;
+  }
+
+  /** How many ops the transaction holds. */
+  get size(): number {
+    return this.#ops.length;
+  }
+
+  #add(operation: string, object: unknown, build: () => RawNftOp[]): this {
+    if (this.#error) return this;
+    try {
+      this.#ops.push({ operation, object, raw: build() });
+    } catch (err) {
+      this.#error = err as InvalidArgumentError;
+    }
+    return this;
+  }
+
+  #table(name: string, value: unknown): { family: number; table: string; comment: string | undefined } {
+    const t = checkObject<NftTableSpec>(name, value);
+    return { family: checkFamily(`${name}.family`, t.family), table: checkName(`${name}.name`, t.name), comment: checkComment(`${name}.comment`, t.comment) };
+  }
+
+  /** addTable adds a table, or leaves an existing one as it is (nft's `add table`); `{ exclusive: true }`: EEXIST then. */
+  addTable(table: NftTableSpec, options: { exclusive?: boolean } = {}): this {
+    return this.#add('addTable', table, () => {
+      const t = this.#table('table', table);
+      const excl = checkFlag('options.exclusive', checkObject<{ exclusive?: boolean }>('options', options).exclusive);
+      return [{ kind: KIND.table, flags: K.create | (excl ? K.excl : 0), ...t }];
+    });
+  }
+
+  /** deleteTable deletes a table with everything in it; ENOENT when it is missing. */
+  deleteTable(table: NftTableRef): this {
+    return this.#add('deleteTable', table, () => {
+      const t = this.#table('table', table);
+      return [{ kind: KIND.table, del: true, flags: 0, family: t.family, table: t.table }];
+    });
+  }
+
+  /** flushTable deletes every rule of the table's chains (nft's `flush table`); chains and sets stay. */
+  flushTable(table: NftTableRef): this {
+    return this.#add('flushTable', table, () => {
+      const t = this.#table('table', table);
+      return [{ kind: KIND.flushTable, flags: 0, family: t.family, table: t.table }];
+    });
+  }
+
+  /**
+   * addChain adds a chain, or leaves an existing one (nft's `add chain`). A base chain gives type, hook and priority
+   * (and optionally policy); a regular chain none of them.
+   */
+  addChain(chain: NftChainSpec, options: { exclusive?: boolean } = {}): this {
+    return this.#add('addChain', chain, () => {
+      const c = checkObject<NftChainSpec>('chain', chain);
+      const excl = checkFlag('options.exclusive', checkObject<{ exclusive?: boolean }>('options', options).exclusive);
+      const op: RawNftOp = {
+        kind: KIND.chain,
+        flags: K.create | (excl ? K.excl : 0),
+        family: checkFamily('chain.family', c.family),
+        table: checkName('chain.table', c.table),
+        name: checkName('chain.name', c.name),
+        comment: checkComment('chain.comment', c.comment),
+      };
+      const base = c.type !== undefined || c.hook !== undefined || c.priority !== undefined || c.policy !== undefined;
+      if (base) {
+        if (typeof c.type !== 'string' || !CHAIN_TYPES.has(c.type)) throw invalidValue('chain.type', "'filter', 'nat' or 'route' (a base chain)", c.type);
+        if (typeof c.hook !== 'string' || !Object.hasOwn(HOOKS, c.hook)) throw invalidValue('chain.hook', `one of ${Object.keys(HOOKS).join(', ')} (a base chain)`, c.hook);
+        if (typeof c.priority !== 'number' || !Number.isInteger(c.priority) || c.priority < INT32_MIN || c.priority > INT32_MAX) {
+          throw invalidValue('chain.priority', 'a 32-bit integer (a base chain)', c.priority);
+        }
+        op.type = c.type;
+        op.hook = HOOKS[c.hook];
+        op.priority = c.priority;
+        if (c.policy !== undefined) {
+          if (typeof c.policy !== 'string' || !Object.hasOwn(POLICIES, c.policy)) throw invalidValue('chain.policy', "'accept' or 'drop'", c.policy);
+          op.policy = POLICIES[c.policy];
+        }
+      }
+      return [op];
+    });
+  }
+
+  /** deleteChain deletes an empty, unreferenced chain: ENOENT when missing, EBUSY while it holds rules. */
+  deleteChain(chain: { family: NftFamily; table: string; name: string }): this {
+    return this.#add('deleteChain', chain, () => {
+      const c = checkObject<NftChainSpec>('chain', chain);
+      return [{ kind: KIND.chain, del: true, flags: 0, family: checkFamily('chain.family', c.family), table: checkName('chain.table', c.table), name: checkName('chain.name', c.name) }];
+    });
+  }
+
+  /** addSet adds an address set, or leaves an existing one (nft's `add set`). */
+  addSet(set: NftSetSpec, options: { exclusive?: boolean } = {}): this {
+    return this.#add('addSet', set, () => {
+      const s = checkObject<NftSetSpec>('set', set);
+      const excl = checkFlag('options.exclusive', checkObject<{ exclusive?: boolean }>('options', options).exclusive);
+      const family = checkFamily('set.family', s.family);
+      const table = checkName('set.table', s.table);
+      const name = checkName('set.name', s.name);
+      if (typeof s.type !== 'string' || !Object.hasOwn(KEY_LENGTHS, s.type)) throw invalidValue('set.type', "'ipv4_addr' or 'ipv6_addr'", s.type);
+      let flags = 0;
+      if (s.flags !== undefined) {
+        if (!Array.isArray(s.flags)) throw invalidType('set.flags', 'an array of set flags', s.flags);
+        for (const [i, f] of s.flags.entries()) {
+          if (typeof f !== 'string' || !Object.hasOwn(SET_FLAGS, f)) throw invalidValue(`set.flags[${i}]`, `one of ${Object.keys(SET_FLAGS).join(', ')}`, f);
+          flags |= SET_FLAGS[f as keyof typeof SET_FLAGS];
+        }
+      }
+      const keyLen = KEY_LENGTHS[s.type];
+      const id = this.#nextSetId++;
+      this.#sets.set(`${family}/${table}/${name}`, { id, keyLength: keyLen });
+      return [{
+        kind: KIND.set,
+        flags: K.create | (excl ? K.excl : 0),
+        family,
+        table,
+        name,
+        comment: checkComment('set.comment', s.comment),
+        setFlags: flags,
+        keyType: s.type === 'ipv4_addr' ? K.typeIpv4Addr : K.typeIpv6Addr,
+        keyLen,
+        setId: id,
+      }];
+    });
+  }
+
+  /** deleteSet deletes a set with its elements: ENOENT when missing, EBUSY while a rule refers to it. */
+  deleteSet(set: { family: NftFamily; table: string; name: string }): this {
+    return this.#add('deleteSet', set, () => {
+      const s = checkObject<NftSetSpec>('set', set);
+      return [{ kind: KIND.set, del: true, flags: 0, family: checkFamily('set.family', s.family), table: checkName('set.table', s.table), name: checkName('set.name', s.name) }];
+    });
+  }
+
+  #elements(table: unknown, set: unknown, elements: unknown, withComments: boolean) {
+    const t = this.#table('table', table);
+    const name = checkName('set', set);
+    const known = this.#sets.get(`${t.family}/${t.table}/${name}`);
+    const list = Array.isArray(elements) ? elements : [elements];
+    if (list.length === 0) throw invalidValue('elements', 'at least one element', elements);
+    const seen = new Set<string>();
+    const raw = list.map((e, i) => {
+      const at = Array.isArray(elements) ? `elements[${i}]` : 'elements';
+      const el = checkObject<NftElementSpec>(at, e);
+      const key = addressKey(`${at}.address`, el.address, known?.keyLength);
+      // The kernel takes a key twice in one message as a clash with itself.
+      const hex = key.toString('hex');
+      if (seen.has(hex)) throw invalidValue(`${at}.address`, 'an address not given twice', el.address);
+      seen.add(hex);
+      const comment = withComments ? checkComment(`${at}.comment`, el.comment) : undefined;
+      return comment === undefined ? { key } : { key, comment };
+    });
+    return { family: t.family, table: t.table, name, setId: known?.id, elements: raw };
+  }
+
+  /**
+   * addElement adds elements to a set, exclusively: an element already there fails the whole transaction with
+   * EEXIST (NftablesError, `isAlreadyExists`). `{ replace: true }` instead takes the element whether or not it is
+   * there and gives it this comment (in the batch: add, delete, add).
+   */
+  addElement(table: NftTableRef, set: string, elements: NftElementSpec | NftElementSpec[], options: { replace?: boolean } = {}): this {
+    return this.#add('addElement', { table, set, elements }, () => {
+      const e = this.#elements(table, set, elements, true);
+      const replace = checkFlag('options.replace', checkObject<{ replace?: boolean }>('options', options).replace);
+      const base = { kind: KIND.elements, family: e.family, table: e.table, name: e.name, setId: e.setId };
+      const add: RawNftOp = { ...base, flags: K.create | K.excl, elements: e.elements };
+      if (!replace) return [add];
+      const keys = e.elements.map((x) => ({ key: x.key }));
+      return [{ ...base, flags: K.create, elements: keys }, { ...base, del: true, flags: 0, elements: keys }, add];
+    });
+  }
+
+  /** deleteElement deletes elements of a set; one that is missing fails the transaction with ENOENT (`isNotFound`). */
+  deleteElement(table: NftTableRef, set: string, elements: { address: string } | { address: string }[]): this {
+    return this.#add('deleteElement', { table, set, elements }, () => {
+      const e = this.#elements(table, set, elements, false);
+      return [{ kind: KIND.elements, del: true, flags: 0, family: e.family, table: e.table, name: e.name, setId: e.setId, elements: e.elements }];
+    });
+  }
+
+  /** The native ops in order, and a map from a native op's index back to the caller's op. */
+  compile(): { ops: RawNftOp[]; opAt: (nativeIndex: number) => { index: number; object: unknown; operation: string } | undefined } {
+    const ops: RawNftOp[] = [];
+    const owner: number[] = [];
+    this.#ops.forEach((op, i) => {
+      for (const r of op.raw) {
+        ops.push(r);
+        owner.push(i);
+      }
+    });
+    return {
+      ops,
+      opAt: (n) => {
+        const i = owner[n];
+        if (i === undefined) return undefined;
+        const op = this.#ops[i]!;
+        return { index: i, object: op.object, operation: op.operation };
+      },
+    };
+  }
+}
