@@ -11,12 +11,16 @@ export type RestoreHook = (input: string, program: IptablesStartedRun) => Promis
 
 export class InterceptingRunner implements IptablesRunner {
   readonly #inner: NetnsRunner;
+  /** Runs the intercepted restores: with their own deadline when interceptTimeoutMs is given. */
+  readonly #intercepting: NetnsRunner;
   #hook: RestoreHook | undefined;
   /** Restores that went through a hook. */
   intercepted = 0;
 
-  constructor(netns: string, options: { timeoutMs: number; env?: Record<string, string> }) {
-    this.#inner = new NetnsRunner(netns, options);
+  constructor(netns: string, options: { timeoutMs: number; env?: Record<string, string>; interceptTimeoutMs?: number }) {
+    const { interceptTimeoutMs, ...inner } = options;
+    this.#inner = new NetnsRunner(netns, inner);
+    this.#intercepting = new NetnsRunner(netns, { ...inner, timeoutMs: interceptTimeoutMs ?? inner.timeoutMs });
   }
 
   /** interceptNextRestore routes the next iptables-restore run with input through hook. */
@@ -29,7 +33,7 @@ export class InterceptingRunner implements IptablesRunner {
     if (!hook || stdin === undefined || !argv[0]!.endsWith('-restore')) return this.#inner.run(argv, stdin);
     this.#hook = undefined;
     this.intercepted++;
-    const program = this.#inner.start(argv);
+    const program = this.#intercepting.start(argv);
     if (!program) throw new Error('NetnsRunner.start refused to start the restore');
     try {
       await hook(stdin, program);
