@@ -124,6 +124,11 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
   readonly #table = new Map<string, Entry>();
   readonly #conns: ZdsConnection[] = [];
   readonly #pending = new Set<ZdsConnection>();
+  /**
+   * The uids addWorkload sent to a connection whose snapshot is still being sent. The snapshot's items were read
+   * from the table when it began, and a connection sends in order: an item sent after such an add would undo it.
+   */
+  readonly #addedDuringSnapshot = new Map<ZdsConnection, Set<string>>();
   #nextId = 1;
   #closed = false;
   #ready: Promise<void>;
@@ -192,6 +197,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     try {
       const conn = this.#conns.at(-1);
       if (!conn) throw new ProxyError(`no node proxy is connected to '${this.path}' to add uid '${uid}'`, 'ERR_PROXY_NOT_CONNECTED', context);
+      this.#addedDuringSnapshot.get(conn)?.add(uid);
       await conn.requestAcked(bytes, own.fd, context);
       if (this.#closed) throw closedError(context);
     } catch (err) {
@@ -320,6 +326,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     if (conn.ended || this.#closed) return;
     this.#pending.delete(conn);
     this.#conns.push(conn);
+    this.#addedDuringSnapshot.set(conn, new Set());
     this.#log.info('node proxy connected', { proxy: conn.peer.id, pid: conn.peer.pid });
     this.emit('connected', conn.peer);
     await this.#sendSnapshot(conn);
@@ -330,10 +337,13 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     const outcome: SnapshotOutcome = { added: 0, kept: 0, failed: [] };
     // Own handles for the snapshot's length: a del meanwhile closes the table's, not these.
     const items = [...this.#table].map(([uid, e]) => ({ uid, workload: e.workload, netns: e.netns?.reopen() }));
+    const added = this.#addedDuringSnapshot.get(conn) ?? new Set<string>();
     try {
       for (const item of items) {
-        // A del since the snapshot began was queued before this message: sending the add now would undo it.
-        if (this.#table.get(item.uid)?.workload !== item.workload) continue;
+        // A del since the snapshot began was queued before this message: sending the add now would undo it. So
+        // would an add of the uid to this connection (a 'connected' listener's, or one racing the reconnect): it
+        // carries the newer entry, and it is queued ahead of this message.
+        if (this.#table.get(item.uid)?.workload !== item.workload || added.has(item.uid)) continue;
         const context = { request: item.netns ? 'add' : 'keep', uid: item.uid, path: this.path };
         const bytes = item.netns
           ? encodeRequest({ kind: 'add', uid: item.uid, workload: item.workload })
@@ -351,6 +361,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
       return; // the connection ended and said why (disconnected)
     } finally {
       for (const item of items) item.netns?.close();
+      this.#addedDuringSnapshot.delete(conn);
     }
     this.emit('snapshotSent', conn.peer, outcome);
   }
