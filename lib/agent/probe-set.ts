@@ -44,7 +44,13 @@ export interface ProbeSetOptions {
   ipv6?: boolean;
   onConflict?: ConflictPolicy;
   logger?: Logger;
+  /**
+   * Told of each takeover, once it is done. Called with the IP's lock held: it may call the ProbeSet (the calls
+   * wait their turn), and what it throws is logged as an error, never turned into a failure of the add that did
+   * take over.
+   */
   onConflictEvent?: (conflict: ProbeConflict) => void;
+  /** Told of each removal refused for a wrong owner; what it throws is logged too, as for onConflictEvent. */
   onOwnerMismatch?: (mismatch: ProbeOwnerMismatch) => void;
 }
 
@@ -156,7 +162,7 @@ export class ProbeSet {
       await this.#ipset.add(set, { ip: addr, comment: owner }, { replace: true });
       this.#owners.set(addr, owner);
       this.#log.warn('probe entry taken over from another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
-      this.#onConflict?.(conflict);
+      this.#tell('conflict', this.#onConflict, conflict);
       return 'taken-over';
     });
   }
@@ -176,7 +182,7 @@ export class ProbeSet {
           set,
           actualOwner: actual,
         });
-        if (actual !== undefined) this.#onMismatch?.(mismatch);
+        if (actual !== undefined) this.#tell('ownerMismatch', this.#onMismatch, mismatch);
         return actual === undefined ? 'missing' : 'mismatch';
       }
       await this.#ipset.del(set, { ip: addr }, { ignoreMissing: true });
@@ -198,6 +204,20 @@ export class ProbeSet {
       }),
     );
     return removed;
+  }
+
+  /**
+   * #tell calls a listener of what already happened. Its throw is its own bug: logged, and the operation still
+   * reports what it did (a takeover that failed the add after changing the entry would be a failure that changed
+   * state).
+   */
+  #tell<T extends { ip: string }>(event: string, listener: ((value: T) => void) | undefined, value: T): void {
+    if (!listener) return;
+    try {
+      listener(value);
+    } catch (err) {
+      this.#log.error(`a '${event}' listener threw: ${err instanceof Error ? err.message : String(err)}`, { ip: value.ip, error: err });
+    }
   }
 
   /** The kernel's word on who owns ip (a dump of its set; conflicts are rare). */

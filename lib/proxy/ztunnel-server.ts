@@ -57,7 +57,10 @@ export interface SnapshotOutcome {
   failed: string[];
 }
 
-/** The events of a ZtunnelServer. */
+/**
+ * The events of a ZtunnelServer. They are emitted from inside the server's own work (a connection's start, its end,
+ * close()): a listener that throws is logged as an error and does not stop that work.
+ */
 export interface ZtunnelServerEvents {
   /** A proxy said hello with version V1 (its snapshot follows). */
   connected: [ProxyPeer];
@@ -282,6 +285,18 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     return `ZtunnelServer(${this.path})`;
   }
 
+  /**
+   * #tell emits an event. A listener's throw would otherwise end the work that emitted it half way: a snapshot
+   * never sent (the proxy waiting for it), close() leaving connections open, an unhandled rejection.
+   */
+  #tell(event: keyof ZtunnelServerEvents, emit: () => void): void {
+    try {
+      emit();
+    } catch (err) {
+      this.#log.error(`a '${event}' listener threw: ${err instanceof Error ? err.message : String(err)}`, { error: err });
+    }
+  }
+
   #checkOpen(context: { request?: string; uid?: string; path: string }): void {
     if (this.#closed) throw closedError(context);
   }
@@ -308,7 +323,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
       this.#pending.delete(conn);
       const i = this.#conns.indexOf(conn);
       if (i >= 0) this.#conns.splice(i, 1);
-      this.emit('disconnected', conn.peer, why);
+      this.#tell('disconnected', () => this.emit('disconnected', conn.peer, why));
     });
     let version: number;
     try {
@@ -328,7 +343,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     this.#conns.push(conn);
     this.#addedDuringSnapshot.set(conn, new Set());
     this.#log.info('node proxy connected', { proxy: conn.peer.id, pid: conn.peer.pid });
-    this.emit('connected', conn.peer);
+    this.#tell('connected', () => this.emit('connected', conn.peer));
     await this.#sendSnapshot(conn);
   }
 
@@ -363,7 +378,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
       for (const item of items) item.netns?.close();
       this.#addedDuringSnapshot.delete(conn);
     }
-    this.emit('snapshotSent', conn.peer, outcome);
+    this.#tell('snapshotSent', () => this.emit('snapshotSent', conn.peer, outcome));
   }
 }
 
