@@ -12,6 +12,16 @@ static ErrorInfo Malformed(const char* what) {
   return err;
 }
 
+void Engine::DrainBeforeSend() {
+  // A JS peer (the one transport driven from the JS thread) queues its whole
+  // answer inside Send(): whatever is still queued when the next request goes
+  // out answers an earlier one, even after an exchange that completed (a peer
+  // may send more than the engine read). Left there, a malformed leftover
+  // would fail the next, unrelated request. A socket holds leftovers only
+  // after an exchange that ended early, and draining it costs syscalls.
+  if (dirty_ || transport_->NeedsJsThread()) transport_->Drain();
+}
+
 uint32_t Engine::ReserveSeq(uint32_t count) {
   // Skip 0 so that a zeroed header never matches a live request.
   if (nextSeq_ == 0 || nextSeq_ + count < nextSeq_) nextSeq_ = 1;
@@ -62,7 +72,7 @@ static ErrorInfo ReadError(const nlmsghdr& hdr, const uint8_t* msg, int* error, 
 
 ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count,
                            const std::function<void(const Ack&)>& onAck, const MessageFn& onData) {
-  if (dirty_) transport_->Drain();
+  DrainBeforeSend();
   dirty_ = true;  // until every reply is in
   ErrorInfo err = transport_->Send(bytes, len);
   if (err.failed()) return err;
@@ -111,7 +121,7 @@ ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uin
 }
 
 ErrorInfo Engine::StartDump(const uint8_t* bytes, size_t len, uint32_t seq) {
-  if (dirty_) transport_->Drain();
+  DrainBeforeSend();
   dirty_ = true;  // until NLMSG_DONE
   dumpInterrupted_ = false;
   return transport_->Send(bytes, len);

@@ -62,6 +62,9 @@ class Engine {
   uint16_t message_type() const { return messageType_; }
 
  private:
+  // Throws away queued replies to earlier requests before a request is sent.
+  void DrainBeforeSend();
+
   std::unique_ptr<Transport> transport_;
   int timeoutMs_;
   uint32_t nextSeq_ = 1;
