@@ -143,7 +143,8 @@ bool ParseEntryAttrs(const uint8_t* data, size_t len, uint8_t family, Record* r)
     return false;
   }
   if (tb[IPSET_ATTR_CIDR].present()) {
-    if (!nl::GetU8(tb[IPSET_ATTR_CIDR], &r->cidr)) return false;
+    // A prefix of 1 to the address's bits, as the kernel keeps them (and podnet takes them back).
+    if (!nl::GetU8(tb[IPSET_ATTR_CIDR], &r->cidr) || r->cidr == 0 || r->cidr > (r->family == 2 ? 32 : 128)) return false;
     r->flags |= kHasCidr;
   }
   if (tb[IPSET_ATTR_PORT].present()) {

@@ -280,6 +280,8 @@ ErrorInfo Session::DumpMessage(const uint8_t* payload, size_t len, ListResult* o
   if (len < 4 || !nl::ParseAttrs(payload + 4, len - 4, tb, IPSET_ATTR_CMD_MAX)) return Malformed("LIST message");
   std::string setName;
   if (!nl::GetString(tb[IPSET_ATTR_SETNAME], &setName)) return Malformed("LIST message without set name");
+  // The kernel's set names are 1 to 31 bytes, as podnet takes them back.
+  if (setName.empty() || setName.size() > kMaxNameLen) return Malformed("LIST message with a set name of a bad length");
   if (tb[IPSET_ATTR_TYPENAME].present() || out->sets.empty() || out->sets.back().name != setName) {
     SetHeader h;
     h.name = setName;
