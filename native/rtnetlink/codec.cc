@@ -17,6 +17,14 @@ static_assert(sizeof(fib_rule_hdr) == 12, "fib_rule_hdr layout");
 
 namespace {
 
+// IFNAMSIZ without its NUL: the kernel's interface names, as podnet takes them back.
+constexpr size_t kMaxIfname = 15;
+
+// An interface name attribute: 1 to kMaxIfname bytes, NUL-terminated.
+bool GetIfname(const nl::Attr& a, std::string* out) {
+  return nl::GetString(a, out) && !out->empty() && out->size() <= kMaxIfname;
+}
+
 bool Fail(const char** why, const char* what) {
   *why = what;
   return false;
@@ -63,7 +71,7 @@ bool DecodeLink(const uint8_t* payload, size_t len, Link* out, const char** why)
   bool ok = ForEachAttr(payload, len, sizeof h, why, [&](const nl::Attr& a) {
     switch (a.type) {
       case IFLA_IFNAME:
-        if (!nl::GetString(a, &out->name)) return Fail(why, "IFLA_IFNAME not a string");
+        if (!GetIfname(a, &out->name)) return Fail(why, "IFLA_IFNAME not a name of 1 to 15 bytes");
         named = true;
         return true;
       case IFLA_MTU:
@@ -229,10 +237,10 @@ bool DecodeRule(const uint8_t* payload, size_t len, Rule* out, const char** why)
         if (!GetAddr(a, out->family, &out->dst)) return Fail(why, "FRA_DST of the wrong length");
         return true;
       case FRA_IIFNAME:
-        if (!nl::GetString(a, &out->iifname)) return Fail(why, "FRA_IIFNAME not a string");
+        if (!GetIfname(a, &out->iifname)) return Fail(why, "FRA_IIFNAME not a name of 1 to 15 bytes");
         return true;
       case FRA_OIFNAME:
-        if (!nl::GetString(a, &out->oifname)) return Fail(why, "FRA_OIFNAME not a string");
+        if (!GetIfname(a, &out->oifname)) return Fail(why, "FRA_OIFNAME not a name of 1 to 15 bytes");
         return true;
       default:
         Keep(&out->unknown, a);

@@ -82,6 +82,11 @@ function editingNext(inner: NetlinkPeer): NetlinkPeer & { edit: ((d: Uint8Array)
 
 const IPSET_LIST = (6 << 8) | 7;
 const ATTR = { SETNAME: 2, CIDR: 3, DATA: 7, ADT: 8 };
+const RTM_NEWLINK = 16;
+const RTM_NEWRULE = 32;
+const IFLA_IFNAME = 3;
+const FRA_IIFNAME = 3;
+const FRA_OIFNAME = 17;
 
 describe('netlink fuzzer findings', () => {
   // Found as "the unmutated follow-up failed: malformed netlink reply: trailing bytes" (rtnetlink seed 1 iteration
@@ -183,6 +188,38 @@ describe('netlink fuzzer findings', () => {
       expect((await ipset.list('n6')).entries.map((e) => e.cidr).sort()).toEqual([128, 48]);
     } finally {
       ipset.close();
+    }
+  });
+
+  // Found as "links(): malformed value: link {index 1, name ''}" (rtnetlink seed 1 iteration 516 of the fuzzer
+  // with its 'string' mutation: IFLA_IFNAME emptied). Rule interface names are read the same way.
+  it('a dumped interface name that is empty or past 15 bytes is a malformed reply, and the client answers the next call', async () => {
+    const fake = new FakeRtnetlink();
+    fake.addLink({ name: 'eth0' });
+    fake.addLink({ name: 'abcdefghijklmno' });
+    const peer = editingNext(fake);
+    const rt = await Rtnetlink.open({ netlink: peer, timeoutMs: 100 });
+    try {
+      await rt.addRule({ priority: 100, table: 100, iifname: 'abcdefghijklmno' });
+      await rt.addRule({ priority: 101, table: 100, oifname: 'abcdefghijklmno' });
+      const names = ['lo', 'eth0', 'abcdefghijklmno'];
+      const empty = (d: Uint8Array) => editAttribute(d, RTM_NEWLINK, 16, [IFLA_IFNAME], (name) => name.fill(0));
+      const long = (d: Uint8Array) => editAttribute(d, RTM_NEWLINK, 16, [IFLA_IFNAME], (name, at) => overrun(d, name, at));
+      for (const edit of [empty, long]) {
+        peer.edit = edit;
+        expect(await rejection(rt.links())).toMatchObject({ code: 'EBADMSG', message: expect.stringContaining('IFLA_IFNAME not a name of 1 to 15 bytes') });
+        peer.edit = edit;
+        expect(await rejection(rt.link(edit === empty ? 'eth0' : 'abcdefghijklmno'))).toMatchObject({ code: 'EBADMSG' });
+        expect((await rt.links()).map((l) => l.name)).toEqual(names);
+      }
+      for (const attr of [FRA_IIFNAME, FRA_OIFNAME]) {
+        peer.edit = (d) => editAttribute(d, RTM_NEWRULE, 12, [attr], (name, at) => overrun(d, name, at));
+        expect(await rejection(rt.rules({ family: 4 }))).toMatchObject({ code: 'EBADMSG', message: expect.stringContaining('IFNAME not a name of 1 to 15 bytes') });
+        const rules = await rt.rules({ family: 4 });
+        expect(rules.filter((r) => r.iifname === 'abcdefghijklmno' || r.oifname === 'abcdefghijklmno')).toHaveLength(2);
+      }
+    } finally {
+      rt.close();
     }
   });
 });
