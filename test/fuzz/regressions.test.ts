@@ -1,5 +1,6 @@
 // Findings of the JS-level netlink fuzzer (netlink-peer.fuzz.test.ts), each replayed by a hand-made peer so that it
-// stays fixed whatever the fuzzer's generator does later.
+// stays fixed whatever the fuzzer's generator does later (the seed and iteration named with each are those of the
+// generator that found it).
 import { describe, expect, it } from 'vitest';
 
 import { Ipset, Rtnetlink } from '../../lib/index.js';
