@@ -1,5 +1,5 @@
 // Seed corpora for the fuzz targets in native/fuzz, made from the captured
-// kernel replies in test/fixtures/ipset/*.hex each time scripts/fuzz.mjs
+// kernel replies in test/fixtures/{ipset,rtnetlink,nftables}/*.hex each time scripts/fuzz.mjs
 // runs (so they follow the fixtures and nothing generated is committed).
 // The control-byte layouts here are the ones the header comment of each
 // target describes; a seed that drifted from them would still run, only
@@ -318,6 +318,198 @@ export function writeRtnetlinkSeeds(fixturesDir, outDir) {
       const run = ops.slice(i, i + 8);
       seeds.add(`${file}-run-${i}`, [control(9, [7, ...run.map((r) => r.op)]), ...run.flatMap((r) => r.frames)]);
     }
+  }
+  return seeds.count;
+}
+
+// nftables_fuzz.cc's layout: 65 control bytes (flags, eight session ops of
+// 4 bytes, eight batch descriptors of 4 bytes), then frames.
+const NFT = {
+  control: 65,
+  subsys: 10,
+  msg: { NEWTABLE: 0, GETTABLE: 1, DELTABLE: 2, NEWCHAIN: 3, GETCHAIN: 4, DELCHAIN: 5, NEWRULE: 6, GETRULE: 7, DELRULE: 8, NEWSET: 9, GETSET: 10, DELSET: 11, NEWSETELEM: 12, GETSETELEM: 13, DELSETELEM: 14 },
+  batchBegin: 16,
+  families: [1, 2, 10, 7], // kFamilies
+  dumpFamilies: [0, 1, 2, 10], // kDumpFamilies
+  elementsNestMax: 60000, // kElementsNestMax in codec.h
+};
+const NLM_F = { REPLACE: 0x100, EXCL: 0x200, CREATE: 0x400 };
+
+function nftAttrs(msg) {
+  const out = new Map();
+  for (const a of attrs(msg.bytes, 20)) out.set(a.type, a.value);
+  return out;
+}
+
+function flagsIndex(flags) {
+  if (flags & NLM_F.REPLACE) return 3;
+  if (flags & NLM_F.EXCL) return 2;
+  return flags & NLM_F.CREATE ? 1 : 0;
+}
+
+function familyIndex(family, table) {
+  const i = table.indexOf(family);
+  return i < 0 ? 0 : i;
+}
+
+// The comment length of a user data blob's record of the given type (0: none).
+function udataCommentLength(udata, type) {
+  for (let off = 0; udata && off + 2 <= udata.length; off += 2 + udata[off + 1]) {
+    if (udata[off] === type) return Math.max(0, udata[off + 1] - 1);
+  }
+  return 0;
+}
+
+// p3 for an element count: (p3 & 0x7f) * (p3 & 0x80 ? 16 : 1) + 1, as near as it goes.
+function countByte(n) {
+  if (n - 1 < 128) return Math.max(0, n - 1);
+  return 0x80 | Math.min(127, Math.round((n - 1) / 16));
+}
+
+// The batch descriptors of a captured batch's messages: one per op, a split
+// element op's messages (its nest filled to kElementsNestMax) merged back.
+function nftDescriptors(msgs) {
+  const descs = [];
+  let open = null; // the element op the previous message may continue
+  for (const m of msgs) {
+    if (m.type >> 8 !== NFT.subsys) continue;
+    const cmd = m.type & 0xff;
+    const family = m.bytes[16];
+    const a = nftAttrs(m);
+    const del = [NFT.msg.DELTABLE, NFT.msg.DELCHAIN, NFT.msg.DELSET, NFT.msg.DELSETELEM].includes(cmd) ? 8 : 0;
+    const k = del | (flagsIndex(m.flags) << 4);
+    const fam = familyIndex(family, NFT.families);
+    const long = (a.get(1)?.length ?? 0) > 2 ? 0x10 : 0;
+    if (cmd === NFT.msg.NEWSETELEM || cmd === NFT.msg.DELSETELEM) {
+      const list = a.get(3);
+      const items = list ? [...attrs(list)] : [];
+      const first = items[0] ? new Map([...attrs(items[0].value)].map((x) => [x.type, x.value])) : new Map();
+      const key = first.get(1) ? [...attrs(first.get(1))].find((x) => x.type === 1)?.value : undefined;
+      const continues = open && open.cmd === cmd && open.full;
+      const full = list ? list.length + 4 >= NFT.elementsNestMax : false;
+      if (continues) {
+        open.count += items.length;
+        open.full = full;
+        open.desc[3] = countByte(open.count);
+        continue;
+      }
+      const desc = [3 | k | (a.has(4) ? 0x40 : 0), fam | (key?.length === 16 ? 4 : 0) | (first.has(3) ? 8 : 0) | long, udataCommentLength(first.get(6), 0), countByte(items.length)];
+      descs.push(desc);
+      open = { cmd, full, count: items.length, desc };
+      continue;
+    }
+    open = null;
+    switch (cmd) {
+      case NFT.msg.NEWTABLE:
+      case NFT.msg.DELTABLE: {
+        const dormant = a.get(2)?.length === 4 && a.get(2).readUInt32BE(0) & 1 ? 8 : 0;
+        descs.push([0 | k, fam | dormant | long, udataCommentLength(a.get(6), 0), 0]);
+        break;
+      }
+      case NFT.msg.NEWCHAIN:
+      case NFT.msg.DELCHAIN: {
+        const hook = a.get(4) ? new Map([...attrs(a.get(4))].map((x) => [x.type, x.value])) : null;
+        const type = cstring(a.get(7));
+        const policy = a.get(5)?.length === 4 ? a.get(5).readUInt32BE(0) : null;
+        const p1 = fam | (hook ? 4 : 0) | (type === 'nat' ? 8 : 0) | ((a.get(3)?.length ?? 0) > 2 ? 0x10 : 0) | (policy !== null ? 0x20 : 0) | (policy === 0 ? 0x40 : 0);
+        descs.push([1 | k, p1, udataCommentLength(a.get(12), 0), hook?.get(1)?.length === 4 ? hook.get(1).readUInt32BE(0) % 5 : 0]);
+        break;
+      }
+      case NFT.msg.NEWSET:
+      case NFT.msg.DELSET: {
+        const keyLen = a.get(5)?.length === 4 ? a.get(5).readUInt32BE(0) : 4;
+        const flags = a.get(3)?.length === 4 ? a.get(3).readUInt32BE(0) & 0xff : 0;
+        descs.push([2 | k | (a.get(10)?.length === 4 && a.get(10).readUInt32BE(0) ? 0x40 : 0), fam | (keyLen === 16 ? 4 : 0) | ((a.get(2)?.length ?? 0) > 2 ? 0x10 : 0), udataCommentLength(a.get(13), 7), flags]);
+        break;
+      }
+      case NFT.msg.DELRULE:
+        descs.push([4 | (flagsIndex(m.flags) << 4), fam, 0, 0]);
+        break;
+      default:
+        break;
+    }
+  }
+  return descs;
+}
+
+// The session op of a captured request, with its batch descriptors for a batch; null for none.
+function nftOp(request) {
+  const msgs = [...messages(request)];
+  if (msgs.length === 0) return null;
+  const m = msgs[0];
+  if (m.type === NFT.batchBegin) {
+    const descs = nftDescriptors(msgs.slice(1));
+    return descs.length <= 8 ? { op: [0, descs.length, 0, 0], descs } : null;
+  }
+  if (m.type >> 8 !== NFT.subsys) return null;
+  const a = nftAttrs(m);
+  const famBits = familyIndex(m.bytes[16], NFT.dumpFamilies) << 1;
+  const tableBit = a.has(1) ? 8 : 0;
+  switch (m.type & 0xff) {
+    case NFT.msg.GETTABLE: return { op: [1, famBits] };
+    case NFT.msg.GETCHAIN: return { op: [2, famBits | tableBit] };
+    case NFT.msg.GETSET: return { op: [3, famBits | tableBit] };
+    case NFT.msg.GETRULE: return { op: [4, famBits | tableBit] };
+    case NFT.msg.GETSETELEM: {
+      if ((m.flags & NLM_F_DUMP) === NLM_F_DUMP) return { op: [5, famBits] };
+      const list = a.get(3);
+      const item = list ? [...attrs(list)][0] : undefined;
+      const key = item ? [...attrs(item.value)].find((x) => x.type === 1) : undefined;
+      const value = key ? [...attrs(key.value)].find((x) => x.type === 1)?.value : undefined;
+      return { op: [6, famBits | (value?.length === 16 ? 1 : 0)] };
+    }
+    default:
+      return null;
+  }
+}
+
+function nftControl(flags, ops, descs = []) {
+  const c = Buffer.alloc(NFT.control);
+  c[0] = flags;
+  ops.forEach((op, i) => Buffer.from(op).copy(c, 1 + 4 * i));
+  descs.forEach((d, i) => Buffer.from(d).copy(c, 33 + 4 * i));
+  return c;
+}
+
+/**
+ * writeNftablesSeeds replaces outDir/nftables/ with seeds made from the
+ * captured replies in fixturesDir/*.hex (test/fixtures/nftables): each step
+ * as one op (a batch with its descriptors), runs of dump steps as one input,
+ * each dumped message's payload for the decoders alone, and batches whose
+ * acks are made up (an error at each message of a split element op, a
+ * refusal at BEGIN). Returns the count.
+ */
+export function writeNftablesSeeds(fixturesDir, outDir) {
+  const seeds = new SeedDir(join(outDir, 'nftables'));
+  for (const file of readdirSync(fixturesDir).filter((f) => f.endsWith('.hex')).sort()) {
+    const steps = loadSteps(join(fixturesDir, file));
+    const runs = [];
+    steps.forEach((step, i) => {
+      if (step.request.length < 16) return;
+      const got = nftOp(step.request);
+      if (got === null) return;
+      const frames = replyFrames(step);
+      seeds.add(`${file}-${i}-${step.label}`, [nftControl(0, [got.op], got.descs), ...frames]);
+      if (got.op[0] !== 0) runs.push({ op: got.op, frames });
+      for (const reply of step.replies) {
+        for (const m of messages(reply)) {
+          if (m.type >> 8 === NFT.subsys) seeds.add(`${file}-${i}-decode-${seeds.count}`, [nftControl(0, [[7]]), m.bytes.subarray(16)]);
+        }
+      }
+    });
+    for (let i = 0; i + 8 <= runs.length; i += 4) {
+      const run = runs.slice(i, i + 8);
+      seeds.add(`${file}-run-${i}`, [nftControl(7, run.map((r) => r.op)), ...run.flatMap((r) => r.frames)]);
+    }
+  }
+  // A table, a chain, then an element op split over three messages (2001
+  // elements with 40-byte comments), each message refused in turn; and the
+  // batch refused at BEGIN.
+  const descs = [[0x10, 0, 0, 0], [0x11, 4, 0, 1], [0x23, 0, 40, 0x80 | 125]];
+  for (let at = 0; at <= 5; at++) {
+    const acks = [];
+    for (let seq = 0; seq <= 5; seq++) acks.push(echoError(seq === at ? -17 : 0, seq, 0));
+    seeds.add(`batch-split-error-at-${at}`, [nftControl(0, [[0, 3, 0]], descs), ...(at === 0 ? [acks[0]] : acks)]);
   }
   return seeds.count;
 }

@@ -3,17 +3,17 @@
 // targets in native/fuzz with clang (ASan + UBSan, no N-API), replays every
 // regression input under test/fixtures/fuzz/<target>/regressions/, fuzzes
 // each target for N seconds (default 60; 0 replays only) from seeds made from
-// test/fixtures/ipset and test/fixtures/rtnetlink and the corpus kept in build-fuzz/corpus/, and prints
+// test/fixtures/ipset, test/fixtures/rtnetlink and test/fixtures/nftables and the corpus kept in build-fuzz/corpus/, and prints
 // iterations, time and coverage per target. Exits 1 on any crash, leak,
 // sanitizer report or failed check; the input that caused it is left in
 // build-fuzz/artifacts/<target>/ for a regression. No network access.
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, join, relative } from 'node:path';
+import { basename, delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { writeRtnetlinkSeeds, writeSeeds } from './fuzz-seeds.mjs';
+import { writeNftablesSeeds, writeRtnetlinkSeeds, writeSeeds } from './fuzz-seeds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'build-fuzz');
@@ -27,6 +27,10 @@ const TARGETS = {
   rtnetlink: {
     source: 'native/fuzz/rtnetlink_fuzz.cc',
     library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/netlink/engine.cc', 'native/rtnetlink/codec.cc', 'native/rtnetlink/session.cc'],
+  },
+  nftables: {
+    source: 'native/fuzz/nftables_fuzz.cc',
+    library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/netlink/engine.cc', 'native/nftables/codec.cc', 'native/nftables/session.cc'],
   },
 };
 
@@ -81,6 +85,40 @@ function newestUnder(dir) {
   return newest;
 }
 
+function findTool(names) {
+  const dirs = (process.env.PATH ?? '').split(delimiter);
+  for (const name of names) for (const dir of dirs) if (existsSync(join(dir, name))) return join(dir, name);
+  fail(`none of ${names.join(', ')} found (apt-get install binutils)`);
+}
+
+// libFuzzer's runtime is built against the system libstdc++ without
+// _GLIBCXX_SANITIZE_VECTOR, and clang links it (--whole-archive) ahead of the
+// targets, so its weak template instantiations win over theirs: the
+// annotated std::vector<uint8_t>::_M_default_append and operator= of the
+// targets were libFuzzer's unannotated ones, and a vector grown by one and
+// read or written by the other reported a container-overflow that was not
+// there (or missed one that was). A private copy of the runtime with its
+// weak C++ symbols renamed keeps the two apart, as upstream builds do by
+// giving libFuzzer its own libc++. Rebuilt when the runtime changes.
+function fuzzerRuntime(cxx, fresh) {
+  const builtins = spawnSync(cxx, ['--rtlib=compiler-rt', '-print-libgcc-file-name'], { encoding: 'utf8' }).stdout?.trim() ?? '';
+  const archive = join(dirname(builtins), basename(builtins).replace('builtins', 'fuzzer'));
+  if (!builtins || !existsSync(archive)) fail(`libFuzzer runtime not found next to '${builtins}' (apt-get install libclang-rt-14-dev)`);
+  const own = join(out, 'libfuzzer-private.a');
+  if (fresh && existsSync(own) && statSync(own).mtimeMs >= statSync(archive).mtimeMs) return own;
+  const nm = spawnSync(findTool(['nm', 'llvm-nm', 'llvm-nm-14']), ['-g', '--defined-only', archive], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (nm.status !== 0) fail(`nm ${archive} failed`);
+  const weak = new Set();
+  for (const line of nm.stdout.split('\n')) {
+    const [, type, name] = line.trim().split(/\s+/);
+    if (name?.startsWith('_Z') && ['W', 'V', 'u'].includes(type)) weak.add(name);
+  }
+  const map = join(out, 'libfuzzer-private.syms');
+  writeFileSync(map, [...weak].map((n) => `${n} __podnet_libfuzzer${n}\n`).join(''));
+  run(findTool(['objcopy', 'llvm-objcopy', 'llvm-objcopy-14']), [`--redefine-syms=${map}`, archive, own]);
+  return own;
+}
+
 // Rebuilds what is older than any native header or source (headers are
 // shared widely enough that tracking them one by one buys little) or than
 // a change of compiler or flags.
@@ -91,6 +129,8 @@ function build(cxx) {
   const fresh = existsSync(stamp) && readFileSync(stamp, 'utf8') === flags;
   const newest = Math.max(newestUnder(join(root, 'native')), statSync(fileURLToPath(import.meta.url)).mtimeMs);
   const stale = (file) => !fresh || !existsSync(file) || statSync(file).mtimeMs < newest;
+  const runtime = fuzzerRuntime(cxx, fresh);
+  const linkStale = (file) => stale(file) || statSync(file).mtimeMs < statSync(runtime).mtimeMs;
   const objects = new Map();
   for (const name of names) {
     const { source, library } = TARGETS[name];
@@ -103,7 +143,8 @@ function build(cxx) {
       objects.set(src, obj);
     }
     const bin = join(out, name);
-    if (stale(bin)) run(cxx, ['-fsanitize=fuzzer,address,undefined', ...[...library, source].map((s) => objects.get(s)), '-o', bin]);
+    const link = ['-fsanitize=address,undefined', `-Wl,--whole-archive,${runtime},--no-whole-archive`, ...[...library, source].map((s) => objects.get(s))];
+    if (linkStale(bin)) run(cxx, [...link, '-o', bin]);
   }
   writeFileSync(stamp, flags);
 }
@@ -138,6 +179,7 @@ build(cxx);
 const seedCounts = {
   ...writeSeeds(join(root, 'test/fixtures/ipset'), join(out, 'seeds')),
   rtnetlink: writeRtnetlinkSeeds(join(root, 'test/fixtures/rtnetlink'), join(out, 'seeds')),
+  nftables: writeNftablesSeeds(join(root, 'test/fixtures/nftables'), join(out, 'seeds')),
 };
 
 const results = [];
