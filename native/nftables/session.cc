@@ -242,6 +242,8 @@ ErrorInfo Session::GetElement(uint8_t family, const std::string& table, const st
   if (kerr == ENOENT) return ErrorInfo{};
   if (kerr != 0) return KernelError(kerr, "getElement");
   if (got.size() != 1) return Malformed("element", "not one element in the answer");
+  // The kernel answers with the set's key, and refuses a key of another length (EINVAL).
+  if (got[0].key.size() != key.size()) return Malformed("element", "a key of another length than asked");
   *found = true;
   *out = std::move(got[0]);
   return ErrorInfo{};
