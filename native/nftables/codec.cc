@@ -502,6 +502,8 @@ static bool DecodeElement(const nl::Attr& item, Element* out, const char** why) 
         if (!nl::GetBe32(a, &out->flags)) return Fail(why, "NFTA_SET_ELEM_FLAGS not 4 bytes");
         break;
       case NFTA_SET_ELEM_USERDATA:
+        // A later user data attribute replaces an earlier one's comment, or its absence.
+        out->comment.clear();
         out->hasComment = UdataString(a.data, a.len, kUdataElemComment, &out->comment);
         Keep(&out->unknown, a);
         break;
