@@ -47,8 +47,12 @@ ipset::Record Carried(ipset::Record r) {
 
 // JS refuses comments with NUL and only writes inet or inet6 records; others
 // are not entries to encode.
+// What podnet itself would send: the decoder refuses a prefix of 0 or past the address's bits (EBADMSG), so a
+// record with one cannot round-trip.
 bool Encodable(const ipset::Record& r) {
-  return (r.family == 2 || r.family == 10) && r.comment.find('\0') == std::string::npos;
+  if (r.family != 2 && r.family != 10) return false;
+  if ((r.flags & ipset::kHasCidr) && (r.cidr < 1 || r.cidr > (r.family == 2 ? 32 : 128))) return false;
+  return r.comment.find('\0') == std::string::npos;
 }
 
 void EntryTrip(const ipset::Record& r, uint32_t lineno) {
