@@ -1,4 +1,4 @@
-// Scenario 7: hand a pod's netns to the node proxy: one ZDS Add with its fd, sent and acked (ZtunnelServer to a proxy
+// Scenario 10: hand a pod's netns to the node proxy: one ZDS Add with its fd, sent and acked (ZtunnelServer to a proxy
 // in another process), against a plain child_process spawn of /bin/true, the cheapest thing a Node agent could do
 // instead of an addon (it cannot pass fds at all). The proxy end is reference/zds_ack_peer.c: ztunnel is native, and
 // a Node peer would add its own event loop's latency to every round trip.
@@ -30,7 +30,7 @@ export async function proxyScenarios(res, cfg, binDir) {
   try {
     await ready;
     await withNetns(async (ns) => {
-      const S = '7 ZDS Add with a netns fd, acked';
+      const S = '10 ZDS Add with a netns fd, acked';
       const handle = Netns.open(ns.path);
       try {
         let n = 0;
