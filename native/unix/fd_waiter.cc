@@ -24,9 +24,13 @@ int FdWaiter::Watch(int events) {
     events_ = 0;
     return uv_poll_stop(&poll_);
   }
-  // Started again even with the same events: an error report stopped it.
-  events_ = events;
-  return uv_poll_start(&poll_, events, PollCb);
+  // uv_poll_start resets the watcher even for the same events, and the next
+  // loop turn pays epoll_ctl twice (an ADD refused with EEXIST, then a MOD):
+  // a poll already watching these events is left alone.
+  if (events == events_) return 0;
+  int err = uv_poll_start(&poll_, events, PollCb);
+  events_ = err == 0 ? events : 0;
+  return err;
 }
 
 void FdWaiter::ArmTimer(uint64_t delayMs) {
@@ -53,6 +57,8 @@ void FdWaiter::Detach() {
 
 void FdWaiter::PollCb(uv_poll_t* handle, int status, int events) {
   auto* waiter = static_cast<FdWaiter*>(handle->data);
+  // libuv stopped the poll with an error report: the next Watch starts it again.
+  if (status < 0) waiter->events_ = 0;
   if (!waiter->closing_ && waiter->owner_ != nullptr) waiter->owner_->OnPollReady(status, events);
 }
 

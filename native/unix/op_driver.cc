@@ -68,7 +68,6 @@ void OpDriver::Pump() {
       if (!expired || q.empty()) break;
     }
   }
-  UpdateWaiter();
 }
 
 void OpDriver::UpdateWaiter() {
@@ -148,12 +147,21 @@ void OpDriver::OnPollReady(int status, int events) {
       ops.swap(queues_[queue]);
       for (auto& op : ops) Reject(*op, OpError(queue, *op, err));
     }
-    UpdateWaiter();
   });
+  AfterCallback();
 }
 
 void OpDriver::OnTimer() {
   InCallback([&] { Pump(); });
+  AfterCallback();
+}
+
+void OpDriver::AfterCallback() {
+  // Only now, after the microtasks the callback scope ran: a read loop has
+  // asked for its next message by then, and the waiter it finds open keeps
+  // its poll registered. Closing it when the queue went empty in Pump cost a
+  // pair of epoll_ctl calls and two handle inits per message.
+  InCallback([&] { UpdateWaiter(); });
 }
 
 void OpDriver::OnWaiterClosed() {

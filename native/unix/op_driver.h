@@ -71,6 +71,7 @@ class OpDriver : protected FdWaiter::Owner {
 
  private:
   void Pump();
+  void AfterCallback();
   void UpdateWaiter();
   template <typename Fn>
   void InCallback(Fn&& fn);
