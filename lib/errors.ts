@@ -7,6 +7,7 @@
 
 /** PodnetError is the base of every error podnet throws; `code` is a stable string to branch on. */
 export class PodnetError extends Error {
+  /** The stable code to branch on (`ENOENT`, `ERR_INVALID_ARG_VALUE`, `IPSET_ERR_EXIST`, ...); never the message. */
   readonly code: string;
 
   constructor(message: string, code: string, options?: { cause?: unknown }) {
@@ -16,10 +17,13 @@ export class PodnetError extends Error {
   }
 }
 
-/** Fields a system error may carry besides the errno (what the operation was about). */
+/** SystemErrorContext holds the fields a system error may carry besides the errno (what the operation was about). */
 export interface SystemErrorContext {
+  /** The system call that failed (`open`, `setns`, `socket`, ...). */
   syscall?: string;
+  /** The file the call was about. */
   path?: string;
+  /** The namespace the call worked in, as a path. */
   netns?: string;
   /** The ipset set an operation was about. */
   set?: string;
@@ -32,11 +36,17 @@ export interface SystemErrorContext {
  * `syscall`, and the path or namespace involved.
  */
 export class PodnetSystemError extends PodnetError {
+  /** The negative errno (`-2` for `ENOENT`), as Node's system errors have it; 0 for podnet's own codes. */
   readonly errno: number;
+  /** The system call that failed. */
   readonly syscall: string | undefined;
+  /** The file the call was about. */
   readonly path: string | undefined;
+  /** The namespace the call worked in. */
   readonly netns: string | undefined;
+  /** The ipset set the call was about. */
   readonly set: string | undefined;
+  /** The operation that failed (an ipset command, ...). */
   readonly command: string | undefined;
 
   constructor(message: string, code: string, errno: number, context: SystemErrorContext = {}, options?: { cause?: unknown }) {
@@ -55,6 +65,7 @@ export class PodnetSystemError extends PodnetError {
  * `ERR_INVALID_ARG_TYPE` or `ERR_INVALID_ARG_VALUE` as in Node, and `argument` names the parameter.
  */
 export class InvalidArgumentError extends PodnetError {
+  /** The parameter (or option path, such as `options.timeoutMs`) that was refused. */
   readonly argument: string;
 
   constructor(message: string, code: 'ERR_INVALID_ARG_TYPE' | 'ERR_INVALID_ARG_VALUE', argument: string) {
@@ -63,7 +74,7 @@ export class InvalidArgumentError extends PodnetError {
   }
 }
 
-/** The raw fields native code reports for a failure. */
+/** NativeErrorFields are the raw fields native code reports for a failure. */
 export interface NativeErrorFields {
   kind: string;
   message: string;
@@ -128,12 +139,17 @@ export function withCallerStack<T>(promise: Promise<T>, caller: Error): Promise<
   });
 }
 
-/** What an ipset operation was about, as IpsetError reports it. */
+/** IpsetErrorContext is what an ipset operation was about, as IpsetError reports it. */
 export interface IpsetErrorContext {
+  /** The ipset command (`create`, `add`, `del`, `list`, ...). */
   command?: string;
+  /** The set's name. */
   set?: string;
+  /** The entry the kernel refused, as the caller gave it. */
   entry?: unknown;
+  /** The entry's position in the batch (0-based). */
   index?: number;
+  /** The namespace of the client, as a path. */
   netns?: string;
 }
 
@@ -143,12 +159,19 @@ export interface IpsetErrorContext {
  * the command, the set, and for entry failures the entry and its index in the batch.
  */
 export class IpsetError extends PodnetError {
+  /** The kernel's negative errno (ipset's own codes are -4096 and below: `IPSET_ERR_EXIST` is -4103). */
   readonly errno: number;
+  /** Always `sendmsg`: the kernel answers ipset requests there. */
   readonly syscall = 'sendmsg';
+  /** The ipset command that failed. */
   readonly command: string | undefined;
+  /** The set's name. */
   readonly set: string | undefined;
+  /** The entry the kernel refused, as the caller gave it. */
   readonly entry: unknown;
+  /** The entry's position in the batch (0-based). */
   readonly index: number | undefined;
+  /** The namespace of the client, as a path. */
   readonly netns: string | undefined;
 
   constructor(message: string, code: string, errno: number, context: IpsetErrorContext = {}) {
@@ -162,11 +185,15 @@ export class IpsetError extends PodnetError {
   }
 }
 
-/** What a timed-out or cut-off child process had done before it was killed. */
+/** ProcessErrorContext is what a timed-out or cut-off child process had done when it was killed. */
 export interface ProcessErrorContext {
+  /** The program and its arguments. */
   argv: readonly string[];
+  /** The namespace it ran in, as a path (undefined: this process's). */
   netns: string | undefined;
+  /** What it wrote to stdout. */
   stdout: string;
+  /** What it wrote to stderr. */
   stderr: string;
 }
 
@@ -175,10 +202,15 @@ export interface ProcessErrorContext {
  * and reaped; `code` is `ETIMEDOUT`, and the output it wrote before is kept.
  */
 export class ProcessTimeoutError extends PodnetError {
+  /** The program and its arguments. */
   readonly argv: readonly string[];
+  /** The namespace it ran in. */
   readonly netns: string | undefined;
+  /** The deadline it passed. */
   readonly timeoutMs: number;
+  /** What it wrote to stdout until it was killed. */
   readonly stdout: string;
+  /** What it wrote to stderr until it was killed. */
   readonly stderr: string;
 
   constructor(context: ProcessErrorContext, timeoutMs: number) {
@@ -196,8 +228,11 @@ export class ProcessTimeoutError extends PodnetError {
  * was killed; `code` is `ERR_OUTPUT_LIMIT`.
  */
 export class ProcessOutputLimitError extends PodnetError {
+  /** The program and its arguments. */
   readonly argv: readonly string[];
+  /** The namespace it ran in. */
   readonly netns: string | undefined;
+  /** The limit it passed (`maxOutputBytes`). */
   readonly limitBytes: number;
 
   constructor(context: ProcessErrorContext, limitBytes: number) {
@@ -208,7 +243,10 @@ export class ProcessOutputLimitError extends PodnetError {
   }
 }
 
-/** Why an iptables-restore run failed, as read from its exit code and stderr (both backends, iptables 1.8.9). */
+/**
+ * IptablesFailureReason says why an iptables-restore run failed, as read from its exit code and stderr (both
+ * backends, iptables 1.8.9); 'unknown' when the text matches nothing known.
+ */
 export type IptablesFailureReason =
   | 'lock-timeout'
   | 'bad-argument'
@@ -222,10 +260,13 @@ export type IptablesFailureReason =
   | 'failed'
   | 'unknown';
 
-/** What an IptablesRestoreError reports besides its message. */
+/** IptablesRestoreErrorFields are what an IptablesRestoreError reports besides its message. */
 export interface IptablesRestoreErrorFields {
+  /** The program's exit status (-1 when a signal ended it). */
   exitCode: number;
+  /** What it wrote to stderr. */
   stderr: string;
+  /** The failure, classified. */
   reason: IptablesFailureReason;
   /** The 1-based line of the restore input iptables-restore blamed, when it named one. */
   line: number | undefined;
@@ -244,13 +285,21 @@ export interface IptablesRestoreErrorFields {
  * failure, and `line`, `table` and `rule` point into the input that was sent.
  */
 export class IptablesRestoreError extends PodnetError {
+  /** The program's exit status (-1 when a signal ended it). */
   readonly exitCode: number;
+  /** What it wrote to stderr. */
   readonly stderr: string;
+  /** The failure, classified. */
   readonly reason: IptablesFailureReason;
+  /** The 1-based line of the input iptables-restore blamed, when it named one. */
   readonly line: number | undefined;
+  /** The table block that line falls in. */
   readonly table: string | undefined;
+  /** The failing line's text, or the whole table block when the line is its COMMIT. */
   readonly rule: string | undefined;
+  /** The input that was sent. */
   readonly input: string;
+  /** The failure of podnet's rollback of earlier tables, when that failed too (the rules may then be half applied). */
   readonly rollbackError: unknown;
 
   constructor(message: string, fields: IptablesRestoreErrorFields, code = 'ERR_IPTABLES_RESTORE') {
@@ -278,8 +327,11 @@ export class IptablesLockTimeoutError extends IptablesRestoreError {
 
 /** IptablesCommandError is a failed iptables-save (or other helper) run: `code` is `ERR_IPTABLES_COMMAND`. */
 export class IptablesCommandError extends PodnetError {
+  /** The program and its arguments. */
   readonly argv: readonly string[];
+  /** Its exit status. */
   readonly exitCode: number;
+  /** What it wrote to stderr. */
   readonly stderr: string;
 
   constructor(argv: readonly string[], exitCode: number, stderr: string) {
@@ -291,7 +343,7 @@ export class IptablesCommandError extends PodnetError {
   }
 }
 
-/** What an rtnetlink operation was about, as RtnetlinkError reports it. */
+/** RtnetlinkErrorContext is what an rtnetlink operation was about, as RtnetlinkError reports it. */
 export interface RtnetlinkErrorContext {
   /** The operation: 'addRoute', 'delRoute', 'addRule', 'delRule', 'link', 'links', 'routes', ... */
   operation: string;
@@ -299,6 +351,7 @@ export interface RtnetlinkErrorContext {
   object?: unknown;
   /** The kernel's own text from an extended ACK, when it sent one. */
   kernelMessage?: string;
+  /** The namespace of the client, as a path. */
   netns?: string;
 }
 
@@ -308,11 +361,17 @@ export interface RtnetlinkErrorContext {
  * was about, the kernel's extended-ACK text and the namespace. `isAlreadyExists` / `isNotFound` work on it.
  */
 export class RtnetlinkError extends PodnetError {
+  /** The kernel's negative errno. */
   readonly errno: number;
+  /** Always `sendmsg`: the kernel answers rtnetlink requests there. */
   readonly syscall = 'sendmsg';
+  /** The operation that failed ('addRoute', 'delRule', 'link', ...). */
   readonly operation: string;
+  /** The route, rule or link the operation was about, as the caller gave it. */
   readonly object: unknown;
+  /** The kernel's own text from an extended ACK, when it sent one. */
   readonly kernelMessage: string | undefined;
+  /** The namespace of the client, as a path. */
   readonly netns: string | undefined;
   constructor(message: string, code: string, errno: number, context: RtnetlinkErrorContext, options?: { cause?: unknown }) {
     super(message, code, options);
@@ -324,7 +383,7 @@ export class RtnetlinkError extends PodnetError {
   }
 }
 
-/** What an nftables operation was about, as NftablesError reports it. */
+/** NftablesErrorContext is what an nftables operation was about, as NftablesError reports it. */
 export interface NftablesErrorContext {
   /** The operation: 'run', 'tables', 'chains', 'sets', 'elements', 'rules', 'addElement', 'testElement', ... */
   operation: string;
@@ -334,6 +393,7 @@ export interface NftablesErrorContext {
   object?: unknown;
   /** For element ops: the position of the first element of the refused message within the op's elements. */
   element?: number;
+  /** The namespace of the client, as a path. */
   netns?: string;
 }
 
@@ -344,12 +404,19 @@ export interface NftablesErrorContext {
  * applied. `isAlreadyExists` / `isNotFound` work on it.
  */
 export class NftablesError extends PodnetError {
+  /** The kernel's negative errno. */
   readonly errno: number;
+  /** Always `sendmsg`: the kernel answers nf_tables batches there. */
   readonly syscall = 'sendmsg';
+  /** The operation that failed ('run', 'tables', 'addElement', ...). */
   readonly operation: string;
+  /** For a transaction: the position of the failing op in it (0-based), when the kernel named one. */
   readonly index: number | undefined;
+  /** The failing op (or the object a listing was about), as the caller described it. */
   readonly object: unknown;
+  /** For element ops: the position of the first element of the refused message within the op's elements. */
   readonly element: number | undefined;
+  /** The namespace of the client, as a path. */
   readonly netns: string | undefined;
   constructor(message: string, code: string, errno: number, context: NftablesErrorContext, options?: { cause?: unknown }) {
     super(message, code, options);

@@ -11,6 +11,7 @@ export {
   ProcessTimeoutError,
   ProcessOutputLimitError,
   type SystemErrorContext,
+  type ProcessErrorContext,
 } from './errors.js';
 export { IpsetError, type IpsetErrorContext } from './errors.js';
 export { Ipset, type IpsetOpenOptions } from './ipset/client.js';
@@ -28,6 +29,7 @@ export type {
 } from './ipset/types.js';
 export { unmapIpv4 } from './ipset/address.js';
 export type { NetlinkPeer } from './netlink/peer.js';
+export type { NetlinkOpenOptions } from './netlink/open-options.js';
 export { runInNetns, startInNetns, SAFE_PATH, type RunOptions, type RunResult, type StartedProgram } from './spawn.js';
 export * from './unix/index.js';
 export * from './iptables/index.js';
@@ -40,10 +42,12 @@ export {
   IptablesLockTimeoutError,
   IptablesCommandError,
   type IptablesFailureReason,
+  type IptablesRestoreErrorFields,
 } from './errors.js';
 export {
   NodeNetwork,
   type NodeNetworkOptions,
+  type NodeNetworkEvents,
   type PodInfo,
   type NodeVerifyReport,
   type PodVerifyReport,
@@ -51,7 +55,7 @@ export {
   type WorkloadProxy,
 } from './agent/node-network.js';
 export { INPOD_ROUTING, inpodRoute, inpodRoutingRule, type PodRoutingState } from './agent/routes.js';
-export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy } from './agent/probe-set.js';
+export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy, type AddOutcome, type RemoveOutcome } from './agent/probe-set.js';
 export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type InpodRulesConfig } from './agent/rules.js';
 export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
 export type { Logger, LogFields } from './logger.js';

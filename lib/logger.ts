@@ -1,6 +1,6 @@
 /** Structured logging for the agent and proxy layers: nothing is printed unless a logger is injected. */
 
-/** Fields that say what a log line is about. */
+/** LogFields say what a log line is about; any other field may be added. */
 export interface LogFields {
   pod?: string;
   ip?: string;
@@ -10,11 +10,18 @@ export interface LogFields {
   [key: string]: unknown;
 }
 
-/** Logger is what the agent layer logs through; every method is optional to implement via {@link toLogger}. */
+/**
+ * Logger is what the agent and proxy layers log through (pino, winston and console fit). A logger given in options
+ * may leave levels out: the missing ones drop their lines. A method that throws is not caught.
+ */
 export interface Logger {
+  /** debug logs each step's detail. */
   debug(message: string, fields?: LogFields): void;
+  /** info logs what changed on the node. */
   info(message: string, fields?: LogFields): void;
+  /** warn logs what was refused or repaired (owner mismatches, drift). */
   warn(message: string, fields?: LogFields): void;
+  /** error logs a failed step or a listener that threw. */
   error(message: string, fields?: LogFields): void;
 }
 

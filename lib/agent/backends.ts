@@ -7,7 +7,7 @@ import { Iptables } from '../iptables/iptables.js';
 import { Netns, type NetnsLike } from '../netns.js';
 import { Rtnetlink } from '../rtnetlink/client.js';
 
-/** A namespace as the agent holds it while working on a pod. */
+/** AgentNetns is a namespace as the agent holds it while working on a pod. */
 export interface AgentNetns {
   /** The path it was opened from. */
   readonly path: string;
@@ -17,22 +17,31 @@ export interface AgentNetns {
   readonly handle?: Netns;
   /** An open fd of the namespace, handed to the node proxy (a fake's is of a namespace that stands for it). */
   readonly fd?: number;
+  /** close releases the agent's handle (not the caller's). */
   close(): void;
 }
 
 /** NetnsOpener opens pod namespaces; it throws when the namespace is gone (ENOENT). */
 export interface NetnsOpener {
+  /** open returns a handle of the opener's own; throws PodnetSystemError `ENOENT` when the namespace is gone. */
   open(netns: NetnsLike): AgentNetns;
 }
 
-/** What an iptables client is wanted for: a namespace (undefined: the host's), a family, a backend. */
+/** IptablesRequest says what an iptables client is wanted for: a namespace (undefined: the host's), a family, a backend. */
 export interface IptablesRequest {
+  /** The pod's namespace, or undefined for the host's. */
   netns: AgentNetns | undefined;
+  /** IPv4 or IPv6 (iptables or ip6tables). */
   family: 4 | 6;
   /** The host's backend, so pods use the same one (no detection per pod). */
   backend?: 'nft' | 'legacy';
 }
 
+/**
+ * IptablesFactory opens an iptables client for a request (NodeNetworkOptions.iptables; FakeNode supplies FakeIptables).
+ * It rejects as Iptables.open does (PodnetSystemError `ENOENT` for a missing namespace or binary, PodnetError
+ * `ERR_IPTABLES_VERSION`).
+ */
 export type IptablesFactory = (request: IptablesRequest) => Promise<Iptables>;
 
 /** RtnetlinkFactory opens an rtnetlink client inside a pod's namespace (the caller closes it). */

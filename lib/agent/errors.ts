@@ -1,7 +1,7 @@
 /** Errors of the agent layer: which step failed and whether retrying can help. */
 import { PodnetError } from '../errors.js';
 
-/** The step of a pod or node flow that failed. */
+/** AgentStep names the step of a pod or node flow that failed (AgentError.step; its code is `ERR_AGENT_<STEP>`). */
 export type AgentStep = 'netns' | 'inpod-rules' | 'routes' | 'proxy' | 'probe-set' | 'host-rules' | 'sets';
 
 /**
@@ -9,8 +9,11 @@ export type AgentStep = 'netns' | 'inpod-rules' | 'routes' | 'proxy' | 'probe-se
  * same call can help (`retryable`). `code` is `ERR_AGENT_<STEP>`.
  */
 export class AgentError extends PodnetError {
+  /** The step that failed. */
   readonly step: AgentStep;
+  /** Whether the same call may succeed when retried (a transient failure, not a refused rule or argument). */
   readonly retryable: boolean;
+  /** The pod's UID, for steps of a pod. */
   readonly pod: string | undefined;
 
   constructor(step: AgentStep, message: string, options: { cause?: unknown; retryable: boolean; pod?: string }) {
@@ -22,8 +25,8 @@ export class AgentError extends PodnetError {
 }
 
 /**
- * ProbeOwnerConflictError: with `onConflict: 'error'`, an IP is already in the probe set for another pod. Both owners
- * are named; nothing was changed.
+ * ProbeOwnerConflictError (`ERR_PROBE_OWNER_CONFLICT`) means, with `onConflict: 'error'`, that an IP is already in
+ * the probe set for another pod. Both owners are named; nothing is changed.
  */
 export class ProbeOwnerConflictError extends PodnetError {
   readonly ip: string;

@@ -20,29 +20,37 @@ import { ProbeOwnerConflictError } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
 import { silentLogger, type Logger } from '../logger.js';
 
+/**
+ * ConflictPolicy says what ProbeSet.add does with an IP another pod owns: 'takeover' replaces the entry and reports
+ * the conflict, 'error' rejects with ProbeOwnerConflictError and changes nothing.
+ */
 export type ConflictPolicy = 'takeover' | 'error';
 
-/** A conflict: ip was owned by previousOwner when newOwner claimed it. */
+/** ProbeConflict is a takeover: ip was owned by previousOwner when newOwner claimed it. */
 export interface ProbeConflict {
   ip: string;
   previousOwner: string;
   newOwner: string;
 }
 
-/** A removal that did not happen because someone else owns the entry (or nobody does). */
+/** ProbeOwnerMismatch is a removal that did not happen because someone else owns the entry (or nobody does). */
 export interface ProbeOwnerMismatch {
   ip: string;
   owner: string;
   actualOwner: string | undefined;
 }
 
+/** ProbeSetOptions configure a ProbeSet: the ipset client it writes through, its set names and its conflict policy. */
 export interface ProbeSetOptions {
+  /** The client of the host namespace's ipset (the ProbeSet does not close it). */
   ipset: Ipset;
   /** Set names are `<prefix>-v4` and `<prefix>-v6`; default 'istio-inpod-probes'. */
   prefix?: string;
   /** Also keep the IPv6 set (default true). */
   ipv6?: boolean;
+  /** What add does with an IP another pod owns (default 'takeover'). */
   onConflict?: ConflictPolicy;
+  /** Where conflicts, mismatches and listener failures are logged (default: nowhere). */
   logger?: Logger;
   /**
    * Told of each takeover, once it is done. Called with the IP's lock held: it may call the ProbeSet (the calls
@@ -54,7 +62,9 @@ export interface ProbeSetOptions {
   onOwnerMismatch?: (mismatch: ProbeOwnerMismatch) => void;
 }
 
+/** AddOutcome is what ProbeSet.add did: a new entry, nothing (same owner), or a takeover from another owner. */
 export type AddOutcome = 'added' | 'unchanged' | 'taken-over';
+/** RemoveOutcome is what ProbeSet.remove did: deleted, refused for another owner, or nothing to delete. */
 export type RemoveOutcome = 'removed' | 'mismatch' | 'missing';
 
 /** normalizeIp unmaps IPv4-mapped IPv6 and returns the address with its family, or throws ERR_INVALID_ARG_VALUE. */
@@ -66,9 +76,19 @@ export function normalizeIp(ip: unknown, name = 'ip'): { ip: string; family: 4 |
   return { ip: unmapped, family: parsed.family };
 }
 
+/**
+ * ProbeSet keeps the host's pod-IP sets for kubelet probes (`<prefix>-v4`, `<prefix>-v6`, hash:ip with comments), the
+ * owning pod's UID as each entry's comment. Adds are exclusive in the kernel, so a conflict with another owner is
+ * detected atomically and resolved by its ConflictPolicy; removals happen only when the owner matches. It assumes it
+ * is the only writer of its sets. The constructor throws InvalidArgumentError (`ERR_INVALID_ARG_VALUE`,
+ * `ERR_INVALID_ARG_TYPE`) for a bad prefix or policy.
+ */
 export class ProbeSet {
+  /** v4Name is the IPv4 set's name. */
   readonly v4Name: string;
+  /** v6Name is the IPv6 set's name (kept only when ipv6 is true). */
   readonly v6Name: string;
+  /** ipv6 tells whether the IPv6 set is kept. */
   readonly ipv6: boolean;
   readonly #ipset: Ipset;
   readonly #policy: ConflictPolicy;
@@ -103,13 +123,16 @@ export class ProbeSet {
     return family === 4 ? this.v4Name : this.v6Name;
   }
 
-  /** ensure creates the sets; an existing set of the same type and options is accepted. */
+  /**
+   * ensure creates the sets; an existing set of the same type and options is accepted. Rejects with IpsetError
+   * (`IPSET_ERR_TYPE_MISMATCH` and the like when a set of that name exists with other options).
+   */
   async ensure(): Promise<void> {
     await this.#ipset.create(this.v4Name, { type: 'hash:ip', family: 'inet', comment: true }, { exist: true });
     if (this.ipv6) await this.#ipset.create(this.v6Name, { type: 'hash:ip', family: 'inet6', comment: true }, { exist: true });
   }
 
-  /** load replaces the owner view with what the kernel holds. */
+  /** load replaces the owner view with what the kernel holds. Rejects with IpsetError (`ENOENT`: a set is missing). */
   async load(): Promise<void> {
     const next = new Map<string, string>();
     for (const name of this.setNames) {
@@ -131,7 +154,9 @@ export class ProbeSet {
 
   /**
    * add puts ip in the set of its family for owner. Same owner: nothing to do. Another owner: with 'takeover' the
-   * entry is replaced and the conflict reported; with 'error' it rejects with ProbeOwnerConflictError.
+   * entry is replaced and the conflict reported; with 'error' it rejects with ProbeOwnerConflictError
+   * (`ERR_PROBE_OWNER_CONFLICT`) and changes nothing. Throws InvalidArgumentError for a bad ip or owner (an IPv6
+   * address when ipv6 is off too); rejects with IpsetError when the kernel refuses the entry.
    */
   async add(ip: string, owner: string): Promise<AddOutcome> {
     const { ip: addr, family } = normalizeIp(ip);
@@ -167,7 +192,10 @@ export class ProbeSet {
     });
   }
 
-  /** remove deletes ip only when owner owns it; a mismatch is reported (logged and passed to onOwnerMismatch), never thrown. */
+  /**
+   * remove deletes ip only when owner owns it; a mismatch is reported (logged and passed to onOwnerMismatch), never
+   * thrown. Throws InvalidArgumentError for a bad ip or owner; rejects with IpsetError when the kernel fails the delete.
+   */
   async remove(ip: string, owner: string): Promise<RemoveOutcome> {
     const { ip: addr, family } = normalizeIp(ip);
     checkString('owner', owner, 255);
@@ -192,7 +220,10 @@ export class ProbeSet {
     });
   }
 
-  /** prune removes every entry whose IP is not in keep (an IP set of normalized addresses); returns what it removed. */
+  /**
+   * prune removes every entry whose IP is not in keep (an IP set of normalized addresses); returns what it removed.
+   * Rejects with IpsetError when the kernel fails a delete (the other deletes still go ahead).
+   */
   async prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
     const removed: { ip: string; owner: string }[] = [];
     await Promise.all(

@@ -8,7 +8,7 @@ import { RtnetlinkError } from '../errors.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
 import type { RouteSpec, RoutingRuleSpec } from '../rtnetlink/types.js';
 
-/** The reference agent's table, rule preference and mark (istio cni/pkg/iptables). */
+/** INPOD_ROUTING holds the reference agent's table, rule preference and mark (istio cni/pkg/iptables). */
 export const INPOD_ROUTING = Object.freeze({ table: 100, priority: 32764, mark: 0x111, mask: 0xfff });
 
 /** inpodRoutingRule is `fwmark 0x111/0xfff pref 32764 lookup 100` of one family. */
@@ -52,10 +52,13 @@ export async function removePodRouting(rt: Rtnetlink, families: readonly (4 | 6)
   }
 }
 
-/** What verifyPodRouting found for one family. */
+/** PodRoutingState is what verifyPodRouting found for one family. */
 export interface PodRoutingState {
+  /** The IP family. */
   family: 4 | 6;
+  /** Whether the `fwmark 0x111/0xfff lookup 100` rule is there. */
   rule: boolean;
+  /** Whether table 100's `local default dev lo` route is there. */
   route: boolean;
 }
 

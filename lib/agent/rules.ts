@@ -9,7 +9,7 @@ import { formatIp, isIpv4Mapped, parseIp } from '../ipset/address.js';
 import { RuleSet } from '../iptables/rule-set.js';
 import { checkString, invalidType, invalidValue } from '../validate.js';
 
-/** Marks, ports and addresses shared by the host and in-pod rules. */
+/** INPOD holds the marks, ports, addresses and chain names the host and in-pod rules share (the reference agent's values). */
 export const INPOD = Object.freeze({
   proxyMark: '0x539/0xfff',
   connMark: '0x111/0xfff',
@@ -24,6 +24,7 @@ export const INPOD = Object.freeze({
   postroutingChain: 'ISTIO_POSTRT',
 });
 
+/** HostProbeRulesConfig configures hostProbeRules; every field has a default. */
 export interface HostProbeRulesConfig {
   /** 4 (default) or 6: which family's set and probe source. */
   family?: 4 | 6;
@@ -84,6 +85,7 @@ export function hostProbeRules(config: HostProbeRulesConfig = {}): RuleSet {
     ]);
 }
 
+/** InpodRulesConfig configures inpodRules; every field has a default. */
 export interface InpodRulesConfig {
   /** 4 (default) or 6: loopback and probe source of that family. */
   family?: 4 | 6;

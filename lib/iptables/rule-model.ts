@@ -4,12 +4,12 @@
  * renderer takes the view, so the model and its renderer do not import each other.
  */
 
-/** The tables iptables-restore knows. */
+/** TABLES are the tables iptables-restore knows. */
 export const TABLES = ['filter', 'nat', 'mangle', 'raw', 'security'] as const;
 /** IptablesTable is one of TABLES. */
 export type IptablesTable = (typeof TABLES)[number];
 
-/** The built-in chains of each table, in iptables-save order. */
+/** BUILTIN_CHAINS are the built-in chains of each table, in iptables-save order. */
 export const BUILTIN_CHAINS: Readonly<Record<IptablesTable, readonly string[]>> = {
   filter: ['INPUT', 'FORWARD', 'OUTPUT'],
   nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
@@ -18,16 +18,20 @@ export const BUILTIN_CHAINS: Readonly<Record<IptablesTable, readonly string[]>> 
   security: ['INPUT', 'FORWARD', 'OUTPUT'],
 };
 
-/** User chain names are at most 28 characters (kernel limit, XT_EXTENSION_MAXNAMELEN - 1 minus the NUL). */
+/** MAX_CHAIN_NAME is the longest user chain name: 28 characters (kernel limit, XT_EXTENSION_MAXNAMELEN - 1 minus the NUL). */
 export const MAX_CHAIN_NAME = 28;
-/** iptables-restore keeps at most 255 arguments per line; leave room for "-A CHAIN". */
+/** MAX_RULE_ARGS is the most arguments a rule may have: iptables-restore keeps at most 255 per line, less room for "-A CHAIN". */
 export const MAX_RULE_ARGS = 250;
 
-/** A rule of a RuleSet: appended to its chain, or inserted at a 1-based position. */
+/** RuleSpec is a rule of a RuleSet: appended to its chain, or inserted at a 1-based position. */
 export interface RuleSpec {
+  /** The table the rule is in. */
   readonly table: IptablesTable;
+  /** Its chain. */
   readonly chain: string;
+  /** Where it is inserted (1-based), or undefined when it is appended. */
   readonly position: number | undefined;
+  /** Its arguments after `-A CHAIN` / `-I CHAIN n`, as iptables-save prints them. */
   readonly args: readonly string[];
 }
 
@@ -35,9 +39,10 @@ export interface RuleSpec {
 export interface RuleSetView {
   /** The tables it touches, in the order first used. */
   readonly tables: readonly IptablesTable[];
-  /** The chains it owns in table (created, flushed and deleted with it). */
+  /** ownedChains lists the chains it owns in table (created, flushed and deleted with it). */
   ownedChains(table: IptablesTable): readonly string[];
+  /** isOwned tells whether chain of table is one it owns. */
   isOwned(table: IptablesTable, chain: string): boolean;
-  /** Its rules, of one table or all, in the order added. */
+  /** rules lists its rules, of one table or all, in the order added. */
   rules(table?: IptablesTable): readonly RuleSpec[];
 }

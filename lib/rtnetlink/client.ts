@@ -247,6 +247,7 @@ export class Rtnetlink implements Disposable {
     });
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }

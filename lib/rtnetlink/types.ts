@@ -6,7 +6,7 @@
 import type { NetlinkPeer } from '../netlink/peer.js';
 import type { NetnsLike } from '../netns.js';
 
-/** An IP family: 4 or 6. */
+/** IpFamily is an IP family: 4 or 6. */
 export type IpFamily = 4 | 6;
 
 /** RouteType is rtm_type: the ones podnet writes by name, others by name or number as listed. */

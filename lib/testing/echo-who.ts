@@ -84,6 +84,7 @@ sock.on('error', (e) => finish(e.code === 'ECONNREFUSED' ? 'refused' : 'error ' 
 setTimeout(() => finish('timeout'), Number(timeoutMs));
 `;
 
+/** EchoWhoServerOptions configure startEchoWho. */
 export interface EchoWhoServerOptions {
   /** Ports answered on every address (e.g. 8080 as the app, 15006 as the proxy's inbound port). */
   ports: readonly number[];
@@ -110,7 +111,9 @@ export function echoWhoClientArgv(ip: string, port: number, timeoutMs: number, m
 
 /**
  * echoWho connects from inside netns to ip:port and resolves the answer: `<local port> <remote address>` from an
- * echo-who server, or `refused`, `timeout`, `error <code>`.
+ * echo-who server, or `refused`, `timeout`, `error <code>`. Throws InvalidArgumentError for a bad ip, port or option;
+ * rejects with an Error naming the exit status when the client program fails, and as runInNetns does when it cannot
+ * start in netns.
  */
 export async function echoWho(
   netns: string | undefined,
@@ -128,7 +131,7 @@ export async function echoWho(
   return r.stdout.trim();
 }
 
-/** A running echo-who server. */
+/** EchoWhoServer is a running echo-who server. */
 export interface EchoWhoServer {
   /** Resolves how the server ended (its stdout logs `conn <port> <address>` per connection). */
   readonly done: Promise<RunResult>;
@@ -138,8 +141,8 @@ export interface EchoWhoServer {
 
 /**
  * startEchoWho starts an echo-who server inside netns and resolves once every port accepts connections (its control
- * port, which opens last, answers from inside the namespace). Rejects, after stopping it, when it is not ready in
- * time or cannot listen.
+ * port, which opens last, answers from inside the namespace). Throws InvalidArgumentError for bad options; rejects
+ * with an Error (its cause the last failure), after stopping the server, when it is not ready in time or cannot listen.
  */
 export async function startEchoWho(netns: string, options: EchoWhoServerOptions): Promise<EchoWhoServer> {
   const o = checkOptions<EchoWhoServerOptions>('options', options);

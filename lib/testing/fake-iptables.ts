@@ -85,7 +85,7 @@ function copyTable(table: Table): Table {
   return new Map([...table].map(([name, c]) => [name, { policy: c.policy, rules: c.rules.map((r) => [...r]) }]));
 }
 
-/** A read-only view of one backend's tables: table -> chain -> { policy, rules }. */
+/** FakeIptablesDump is a copy of one backend's tables: table -> chain -> { policy, rules }. */
 export type FakeIptablesDump = Record<string, Record<string, { policy: string | null; rules: string[][] }>>;
 
 /** FakeIptables keeps separate state per IP family and backend, as the kernel does. */
@@ -108,6 +108,10 @@ export class FakeIptables implements IptablesRunner {
     return out;
   }
 
+  /**
+   * run answers one iptables program run as the real program would (IptablesRunner.run): exit code, stdout and
+   * stderr. Rejects with PodnetSystemError `ENOENT` for a program it does not model, as for one not installed.
+   */
   async run(argv: readonly string[], stdin?: string): Promise<IptablesRunResult> {
     this.#calls.push([...argv]);
     const tool = parseTool(argv[0]);

@@ -23,7 +23,9 @@ import { FakeZtunnel } from './fake-ztunnel.js';
 
 /** FakeNodeProxy is a node's proxy handoff: the agent's ZtunnelServer and the FakeZtunnel connected to it. */
 export interface FakeNodeProxy {
+  /** The agent's end: pass it to NodeNetwork as its proxy. */
   readonly server: ZtunnelServer;
+  /** The node proxy's end, to check what the agent handed over. */
   readonly ztunnel: FakeZtunnel;
 }
 
@@ -52,6 +54,7 @@ export class FakeNetnsOpener implements NetnsOpener {
     return this.#open;
   }
 
+  /** open opens a pretend namespace; throws PodnetSystemError `ENOENT` unless add() made it exist. */
   open(netns: NetnsLike): AgentNetns {
     const path = netns instanceof Netns ? netns.path : netns;
     if (!this.#present.has(path)) {

@@ -339,10 +339,12 @@ export class FakeZtunnel implements Disposable {
     for (const waiter of [...this.#waiters]) waiter.fail(err);
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }
 
+  /** toString names the socket path, the workload count and whether the fake is connected. */
   toString(): string {
     return `FakeZtunnel(${this.path}, ${this.#workloads.size} workloads, ${this.connected ? 'connected' : 'disconnected'})`;
   }

@@ -24,7 +24,7 @@ export type {
   FakeRuleSnapshot,
 } from './fake-rtnetlink/snapshot.js';
 export { FakeIptables, type FakeIptablesDump } from './fake-iptables.js';
-export { FakeNode, FakeNetnsOpener } from './fake-node.js';
+export { FakeNode, FakeNetnsOpener, type FakeNodeProxy } from './fake-node.js';
 export {
   FakeZtunnel,
   type FakeZtunnelDisconnect,

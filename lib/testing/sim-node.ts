@@ -13,6 +13,7 @@ import { NETNS_RUN_DIR, checkNetnsName } from '../netns.js';
 import { runInNetns, type RunOptions, type RunResult } from '../spawn.js';
 import { checkInteger, checkOptions, invalidValue } from '../validate.js';
 
+/** SimulatedNodeOptions configure SimulatedNode.create. */
 export interface SimulatedNodeOptions {
   /** Part of every namespace name (letters, digits, '-'; default 'sim'), so a caller can recognise its own. */
   tag?: string;
@@ -24,6 +25,7 @@ export interface SimulatedNodeOptions {
   signal?: AbortSignal;
 }
 
+/** SimNamespace is one namespace of a SimulatedNode, as `ip netns` names it. */
 export interface SimNamespace {
   /** The name under /run/netns. */
   readonly name: string;
@@ -31,6 +33,7 @@ export interface SimNamespace {
   readonly path: string;
 }
 
+/** SimPod is a pod's namespace of a SimulatedNode: its address, a UID and its veth's host side. */
 export interface SimPod extends SimNamespace {
   /** The pod's address on eth0. */
   readonly ip: string;
@@ -40,7 +43,7 @@ export interface SimPod extends SimNamespace {
   readonly hostInterface: string;
 }
 
-/** The host side's address on every veth, and the pods' gateway. */
+/** SIM_GATEWAY is the host side's address on every veth, and the pods' gateway. */
 export const SIM_GATEWAY = '10.244.0.1';
 
 const MAX_PODS = 50;
@@ -61,8 +64,16 @@ function run(argv: string[], timeoutMs: number): Promise<void> {
   });
 }
 
+/**
+ * SimulatedNode is a Kubernetes node made of network namespaces only, for tests and demos that need real packets: one
+ * namespace stands for the host, one per pod, each pod joined to the host by a veth pair with /32 addressing. Nothing
+ * is configured in the caller's namespace. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2; destroy it (or
+ * `await using` it) when done.
+ */
 export class SimulatedNode implements AsyncDisposable, Disposable {
+  /** host is the namespace that stands for the node's host. */
   readonly host: SimNamespace;
+  /** pods are the pods' namespaces, pod0 first (10.244.0.10, 10.244.0.11, ...). */
   readonly pods: readonly SimPod[];
   readonly #made: string[] = [];
   readonly #timeoutMs: number;
@@ -95,8 +106,9 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
 
   /**
    * create builds the node: namespaces named `podnet-<tag>-<pid>-<n>-host` / `-pod<i>`, veths, addresses, routes,
-   * forwarding in the host namespace. On any failure (or abort) every namespace made so far is deleted and the
-   * error is rethrown.
+   * forwarding in the host namespace. Throws InvalidArgumentError for bad options; on any failure (an `ip` or
+   * `sysctl` run that fails rejects with an Error naming the command and its stderr; an abort with the signal's
+   * reason) every namespace made so far is deleted and the error is rethrown.
    */
   static async create(options: SimulatedNodeOptions): Promise<SimulatedNode> {
     const o = checkOptions<SimulatedNodeOptions>('options', options);
@@ -158,7 +170,7 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
     signal?.throwIfAborted();
   }
 
-  /** run runs argv inside a namespace of this node (its path), as runInNetns does. */
+  /** run runs argv inside a namespace of this node (its path), as runInNetns does, and rejects as it does. */
   run(netns: string, argv: readonly string[], options?: RunOptions): Promise<RunResult> {
     return runInNetns(netns, argv, options);
   }
@@ -197,7 +209,10 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
     if (i >= 0) this.#made.splice(i, 1);
   }
 
-  /** destroySync is destroy() for exit paths that cannot wait (process 'exit' handlers, `using`). */
+  /**
+   * destroySync is destroy() for exit paths that cannot wait (process 'exit' handlers, `using`); it throws the
+   * AggregateError of the namespaces it could not delete.
+   */
   destroySync(): void {
     const errors: unknown[] = [];
     for (const name of [...this.#made].reverse()) {
@@ -214,10 +229,12 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
     if (errors.length > 0) throw new AggregateError(errors, `could not delete ${errors.length} namespace(s) of the simulated node`);
   }
 
+  /** Symbol.asyncDispose is destroy(), for `await using`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.destroy();
   }
 
+  /** Symbol.dispose is destroySync(), for `using`. */
   [Symbol.dispose](): void {
     this.destroySync();
   }

@@ -5,7 +5,7 @@
 import { copyBytes } from './codec.js';
 import { AF_INET } from './constants.js';
 
-/** TypeName is a set type the fake models. */
+/** FakeSetType (TypeName inside the fake) is a set type the fake models. */
 export type TypeName = 'hash:ip' | 'hash:net' | 'hash:ip,port';
 
 /** Entry is one member of a set, in the kernel's terms. */
