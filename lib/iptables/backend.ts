@@ -37,7 +37,11 @@ function hasHint(state: IptablesState | undefined): boolean {
   return mangle !== undefined && HINT_CHAINS.some((c) => mangle.chains[c] !== undefined);
 }
 
-/** detectBackend picks the backend for family as described above; it reads but never changes anything. */
+/**
+ * detectBackend picks the backend for family as described above; it reads but never changes anything. A backend whose
+ * tools are not installed counts as empty; any other failure of the runner (a missing namespace: PodnetSystemError
+ * `ENOENT`, a deadline: ProcessTimeoutError) rejects.
+ */
 export async function detectBackend(runner: IptablesRunner, family: IptablesFamily): Promise<IptablesBackend> {
   const nft = await stateOf(runner, 'nft', family);
   if (hasHint(nft)) return 'nft';

@@ -140,7 +140,8 @@ export class Iptables {
   /**
    * verify compares the namespace's state with the rule set, rule texts in iptables-save's canonical form. It changes
    * no rule a packet can reach; the first time this client sees a rule text it learns its canonical form through a
-   * scratch chain that nothing jumps to (see canonical.ts).
+   * scratch chain that nothing jumps to (see canonical.ts). Throws the rule set's InvalidArgumentError; rejects with
+   * IptablesCommandError when iptables-save fails, IptablesRestoreError when a rule text is refused.
    */
   verify(rules: RuleSet): Promise<VerifyResult> {
     checkRuleSet(rules);
@@ -150,7 +151,10 @@ export class Iptables {
     });
   }
 
-  /** reconcile applies the rule set only when verify finds a difference; resolves whether it changed anything. */
+  /**
+   * reconcile applies the rule set only when verify finds a difference; resolves whether it changed anything. Throws
+   * and rejects as verify and apply do.
+   */
   reconcile(rules: RuleSet): Promise<{ changed: boolean }> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
@@ -164,7 +168,9 @@ export class Iptables {
 
   /**
    * remove deletes the set's rules from chains it does not own (jumps into its chains included), then flushes and
-   * deletes its owned chains, in one run. Resolves whether anything was there to remove.
+   * deletes its owned chains, in one run. Resolves whether anything was there to remove. Throws the rule set's
+   * InvalidArgumentError; rejects with IptablesCommandError when iptables-save fails, IptablesRestoreError (or
+   * IptablesLockTimeoutError) when the removal run is refused.
    */
   remove(rules: RuleSet): Promise<{ changed: boolean }> {
     checkRuleSet(rules);
@@ -186,8 +192,8 @@ export class Iptables {
   }
 
   /**
-   * restore runs raw restore input with --noflush (an escape hatch and a test aid): the same errors as apply, but no
-   * rollback across tables.
+   * restore runs raw restore input with --noflush (an escape hatch and a test aid): InvalidArgumentError for input
+   * that is not a string, IptablesRestoreError or IptablesLockTimeoutError as for apply, but no rollback across tables.
    */
   restore(input: string): Promise<void> {
     checkString('input', input, Infinity, 0);

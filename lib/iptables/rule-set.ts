@@ -72,14 +72,21 @@ export function checkRuleArgs(args: unknown): readonly string[] {
   return kept;
 }
 
-/** RuleSet collects owned chains and rules, per table, in the order they were added. */
+/**
+ * RuleSet collects owned chains and rules, per table, in the order they were added. Like a transaction, building
+ * never throws: the first invalid call's InvalidArgumentError is kept and thrown by Iptables.apply, verify, reconcile
+ * and remove (and by render) before anything runs; the calls after it are ignored.
+ */
 export class RuleSet implements RuleSetView {
   #tables: IptablesTable[] = [];
   #owned = new Map<IptablesTable, string[]>();
   #rules: RuleSpec[] = [];
   #error: InvalidArgumentError | undefined;
 
-  /** chain declares that this rule set owns table/name: apply creates (or flushes and refills) it, remove deletes it. */
+  /**
+   * chain declares that this rule set owns table/name: apply creates (or flushes and refills) it, remove deletes it.
+   * An unknown table, a built-in or reserved name, or a chain declared twice is kept as the set's error.
+   */
   chain(table: IptablesTable, name: string): this {
     this.#record(() => {
       const t = checkTable(table);
@@ -96,13 +103,16 @@ export class RuleSet implements RuleSetView {
     return this;
   }
 
-  /** append adds `-A chain args` (args as iptables takes them, one argument per element, never quoted by you). */
+  /**
+   * append adds `-A chain args` (args as iptables takes them, one argument per element, never quoted by you). A bad
+   * table, chain name or argument is kept as the set's error.
+   */
   append(table: IptablesTable, chain: string, args: readonly string[]): this {
     this.#record(() => this.#add(table, chain, undefined, args));
     return this;
   }
 
-  /** insert adds `-I chain position args` (position 1 is the head of the chain). */
+  /** insert adds `-I chain position args` (position 1 is the head of the chain); bad input is kept as the set's error. */
   insert(table: IptablesTable, chain: string, position: number, args: readonly string[]): this {
     this.#record(() => {
       if (typeof position !== 'number') throw invalidType('position', 'an integer between 1 and 65535', position);

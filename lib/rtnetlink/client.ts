@@ -122,7 +122,11 @@ export class Rtnetlink implements Disposable {
     }
   }
 
-  /** addresses lists interface addresses, optionally of one link (index or name) and one family. */
+  /**
+   * addresses lists interface addresses, optionally of one link (index or name) and one family. Throws
+   * InvalidArgumentError for a bad filter; rejects with RtnetlinkError `ENOENT` for a link name that does not exist,
+   * and as links() does.
+   */
   async addresses(filter: { link?: number | string; family?: IpFamily } = {}): Promise<Address[]> {
     const f = checkOptions<{ link?: number | string; family?: IpFamily }>('filter', filter);
     const af = checkFamilyFilter('filter.family', f.family);

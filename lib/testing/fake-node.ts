@@ -123,6 +123,7 @@ export class FakeNode {
    * proxy starts (once) a ZtunnelServer on a socket file in a fresh temp folder and a FakeZtunnel connected to it,
    * resolving once the fake has its first snapshot; pass `server` as NodeNetwork's `proxy`. close() ends both.
    * Unix sockets need no root, and the fds handed over are of this process's namespace (see FakeNetnsOpener).
+   * Rejects as ZtunnelServer.listen and FakeZtunnel.connect do (the server is closed again then).
    */
   proxy(): Promise<FakeNodeProxy> {
     this.#proxy ??= (async () => {

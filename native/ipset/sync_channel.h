@@ -29,10 +29,10 @@ constexpr uint8_t kExcl = 1;
 // NewSyncChannel(slot, frame) -> a function of no arguments that sends the
 // ADD or DEL described in frame and writes its result there: the *Sync
 // single-entry fast path. Every argument of a call costs an N-API conversion,
-// and on this path (a kernel round trip of ~4 us) the five it used to take
-// cost about 0.4 us; bound to its frame, a call converts nothing. Throws
-// (as a JS exception) for a closed handle, a malformed frame or a system
-// error; a kernel refusal of the entry is a result, not a throw.
+// and on this path (a kernel round trip of ~4 us) passing the request as
+// five arguments costs about 0.4 us; bound to its frame, a call converts
+// nothing. Throws (as a JS exception) for a closed handle, a malformed frame
+// or a system error; a kernel refusal of the entry is a result, not a throw.
 Napi::Function NewSyncChannel(Napi::Env env, const SlotPtr& slot, Napi::Uint8Array frame);
 
 void ExportSyncFrame(Napi::Env env, Napi::Object exports);

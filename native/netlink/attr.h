@@ -61,7 +61,7 @@ class Writer {
   void Grow(size_t n);
 
   // buf_ only grows, and its length is not the message's (len_ is): a vector
-  // resized per attribute zero-filled every byte before it was written, out
+  // resized per attribute would zero-fill every byte before it is written, out
   // of line, on the single-add path as on 100k-entry batches.
   std::vector<uint8_t> buf_;
   size_t len_ = 0;
