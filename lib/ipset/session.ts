@@ -1,0 +1,127 @@
+/**
+ * IpsetSession: what the parts of one Ipset client share: its netlink handle and how to open more (dump sockets),
+ * its namespace, what it knows of each set, and the buffers its JS-thread checks reuse.
+ */
+import { IpsetError, PodnetError } from '../errors.js';
+import { native, type RawIpsetHandle } from '../native.js';
+import type { NetlinkPeer } from '../netlink/peer.js';
+import type { Netns } from '../netns.js';
+import { newFields, type SetShape } from './entry.js';
+import { ipsetError } from './error-map.js';
+import { LIST_HEADER, firstHeader } from './header.js';
+import { RecordWriter } from './record.js';
+import { SetCache } from './set-cache.js';
+import { SyncChannel } from './sync-channel.js';
+import type { IpsetHeader } from './types.js';
+
+/** Where a client's sockets talk: the namespace (or a JS peer), the answer deadline and SO_RCVBUF (0: podnet's). */
+export interface SessionTarget {
+  netns: Netns | undefined;
+  peer: NetlinkPeer | undefined;
+  timeoutMs: number;
+  receiveBuffer: number;
+}
+
+/** newHandle opens one more socket to the target. Throws PodnetSystemError when the namespace cannot be entered. */
+export function newHandle(target: SessionTarget): RawIpsetHandle {
+  const { peer, netns, timeoutMs, receiveBuffer } = target;
+  if (peer) return new native.IpsetHandle(-1, timeoutMs, (req) => peer.exchange(req));
+  return new native.IpsetHandle(netns ? netns.fd : -1, timeoutMs, undefined, receiveBuffer);
+}
+
+export class IpsetSession {
+  #handle: RawIpsetHandle | undefined;
+  readonly target: SessionTarget;
+  /** addSync/delSync's path to the handle; it has its own record buffer (an async call may still read adtWriter's). */
+  readonly sync: SyncChannel;
+  readonly sets = new SetCache();
+  /**
+   * Coalesced async adds and dels. An async native call reads its writer's buffer in place until it settles; the
+   * queue runs one operation at a time, so no async operation writes a buffer that is still being read.
+   */
+  readonly adtWriter = new RecordWriter(4096);
+  /** Reused by every check on the JS thread (a check and its push never interleave with another). */
+  readonly fields = newFields();
+  /** list()'s own socket, opened on first use: a dump in chunks must not share a socket with *Sync calls. */
+  #dumpHandle: RawIpsetHandle | undefined;
+
+  constructor(handle: RawIpsetHandle, target: SessionTarget) {
+    this.#handle = handle;
+    this.target = target;
+    this.sync = new SyncChannel(handle);
+  }
+
+  get closed(): boolean {
+    return this.#handle === undefined;
+  }
+
+  /** netnsPath is the namespace errors name (undefined: the process's own, or a peer). */
+  get netnsPath(): string | undefined {
+    return this.target.netns?.path;
+  }
+
+  /** live is the open handle. Throws PodnetError ERR_IPSET_CLOSED after close(). */
+  live(): RawIpsetHandle {
+    if (!this.#handle) throw new PodnetError('ipset client is closed', 'ERR_IPSET_CLOSED');
+    return this.#handle;
+  }
+
+  /** dumpHandle is list()'s socket (opened now on first use) while the session is open. */
+  dumpHandle(): RawIpsetHandle {
+    this.live();
+    return (this.#dumpHandle ??= newHandle(this.target));
+  }
+
+  /** The set's shape, from the cache or its header; a missing set fails as the command that needed it. */
+  async shape(name: string, command: string): Promise<SetShape> {
+    const known = this.sets.shape(name);
+    if (known) return known;
+    try {
+      return this.sets.remember(await this.headerNow(name));
+    } catch (err) {
+      if (err instanceof IpsetError) throw ipsetError(-err.errno, { command, set: name, netns: this.netnsPath });
+      throw err;
+    }
+  }
+
+  /** shapeSync is shape() with the header read synchronously. */
+  shapeSync(name: string, command: string): SetShape {
+    const known = this.sets.shape(name);
+    if (known) return known;
+    try {
+      const result = this.live().list(name, LIST_HEADER, true);
+      return this.sets.remember(firstHeader(result.sets, name));
+    } catch (err) {
+      if (err instanceof IpsetError) throw ipsetError(-err.errno, { command, set: name, netns: this.netnsPath });
+      throw err;
+    }
+  }
+
+  /** The set's size, from a header when the client does not know it (a set made with `exist`, or elsewhere). */
+  async size(name: string): Promise<number> {
+    const known = this.sets.size(name);
+    if (known !== undefined) return known;
+    try {
+      this.sets.remember(await this.headerNow(name));
+    } catch {
+      // The operation itself reports a missing set.
+    }
+    return this.sets.size(name) ?? Infinity;
+  }
+
+  /** headerNow asks the kernel for a set's header (ENOENT IpsetError when there is none). */
+  async headerNow(name: string): Promise<IpsetHeader> {
+    const result = await this.live().list(name, LIST_HEADER, false);
+    return firstHeader(result.sets, name);
+  }
+
+  /** close closes the sockets and the namespace handle; later calls fail with ERR_IPSET_CLOSED. */
+  close(): void {
+    if (!this.#handle) return;
+    this.#handle.close();
+    this.#handle = undefined;
+    this.#dumpHandle?.close();
+    this.#dumpHandle = undefined;
+    this.target.netns?.close();
+  }
+}
