@@ -229,6 +229,16 @@ export interface RawNftSet {
   unknown: RawNftAttr[];
 }
 
+/**
+ * One rule expression (native/nftables/expr.cc): its fields named by the codec's schema (numbers, data as bytes, a
+ * set name, a verdict code with its chain), or, for one the codec does not decode, its NFTA_EXPR_DATA raw as `data`.
+ */
+export interface RawNftExpr {
+  name: string;
+  fields?: Record<string, number | string | Uint8Array>;
+  data?: Uint8Array;
+}
+
 export interface RawNftRule {
   family: number;
   table: string;
@@ -236,6 +246,7 @@ export interface RawNftRule {
   handle?: number;
   position?: number;
   comment?: string;
+  exprs: RawNftExpr[];
   expressions: Buffer;
   unknown: RawNftAttr[];
 }
@@ -258,7 +269,7 @@ export interface RawNftListing<T> {
   raw: RawNftMessage[];
 }
 
-/** One change of a batch as run() takes it: kind 0 table, 1 chain, 2 set, 3 elements, 4 flush table. */
+/** One change of a batch as run() takes it: kind 0 table, 1 chain, 2 set, 3 elements, 4 flush table, 5 rule. */
 export interface RawNftOp {
   kind: number;
   del?: boolean;
@@ -276,6 +287,11 @@ export interface RawNftOp {
   keyLen?: number;
   setId?: number;
   elements?: { key: Uint8Array; comment?: string; flags?: number }[];
+  /** Rules: the chain, the handle to delete (none: the whole chain), the position to add at, the expressions. */
+  chain?: string;
+  handle?: number;
+  position?: number;
+  exprs?: RawNftExpr[];
 }
 
 /** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
@@ -370,6 +386,8 @@ export interface NativeBinding {
     create: number;
     excl: number;
     replace: number;
+    append: number;
+    ruleExprsMax: number;
     nameMax: number;
     commentMax: number;
     typeIpv4Addr: number;

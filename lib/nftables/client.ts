@@ -10,6 +10,7 @@ import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
 import type { Netns } from '../netns.js';
 import { checkString, invalidType } from '../validate.js';
 import { withContext } from './errors.js';
+import { toExpr } from './expr-decode.js';
 import { FAMILIES, familyName, hookName, policyName } from './names.js';
 import { NftTransaction, addressKey } from './transaction.js';
 import type {
@@ -17,7 +18,7 @@ import type {
   NftElement,
   NftElementSpec,
   NftFamily,
-  NftRawRule,
+  NftRule,
   NftSet,
   NftTable,
   NftTableRef,
@@ -72,8 +73,8 @@ function toElement(e: RawNftElement): NftElement {
   return { address: keyText(e.key), comment: e.comment };
 }
 
-function toRule(r: RawNftRule): NftRawRule {
-  return { family: familyName(r.family), table: r.table, chain: r.chain, handle: r.handle, comment: r.comment, expressions: r.expressions };
+function toRule(r: RawNftRule): NftRule {
+  return { family: familyName(r.family), table: r.table, chain: r.chain, handle: r.handle, comment: r.comment, exprs: r.exprs.map(toExpr), expressions: r.expressions };
 }
 
 function checkTable(value: unknown): { family: number; name: string } {
@@ -177,8 +178,11 @@ export class Nftables implements Disposable {
     return this.#serial('sets', table, async (h) => (await h.sets(t.family, t.name)).objects.map(toSet));
   }
 
-  /** rules lists the rules of a table with their handles and comments, expressions raw (podnet decodes none yet). */
-  async rules(table: NftTableRef): Promise<NftRawRule[]> {
+  /**
+   * rules lists the rules of a table in chain order with their handles, comments and expressions (decoded into the
+   * rule AST; what it does not model as `{ type: 'raw' }`). ENOENT when the table is missing.
+   */
+  async rules(table: NftTableRef): Promise<NftRule[]> {
     const t = checkTable(table);
     return this.#serial('rules', table, async (h) => (await h.rules(t.family, t.name)).objects.map(toRule));
   }

@@ -1,5 +1,29 @@
 export { Nftables } from './client.js';
 export { NftTransaction } from './transaction.js';
+export { nftExpr } from './match.js';
+export type { NftAddrField, NftCtState, NftMatchOptions, NftPortField } from './match.js';
+export type {
+  NftBitwiseExpr,
+  NftCmpExpr,
+  NftCmpOp,
+  NftCounterExpr,
+  NftCtExpr,
+  NftCtKey,
+  NftData,
+  NftExpr,
+  NftImmediateExpr,
+  NftLookupExpr,
+  NftMasqueradeExpr,
+  NftMetaExpr,
+  NftMetaKey,
+  NftNatExpr,
+  NftPayloadBase,
+  NftPayloadExpr,
+  NftRawExpr,
+  NftRedirectExpr,
+  NftRegister,
+  NftVerdictExpr,
+} from './expr-types.js';
 export type {
   NftChain,
   NftChainSpec,
@@ -11,6 +35,9 @@ export type {
   NftListedFamily,
   NftPolicy,
   NftRawRule,
+  NftRule,
+  NftRuleRef,
+  NftRuleSpec,
   NftSet,
   NftSetFlag,
   NftSetKeyType,

@@ -7,12 +7,15 @@ import { isIP } from 'node:net';
 
 import type { InvalidArgumentError } from '../errors.js';
 import { native, type RawNftOp } from '../native.js';
-import { checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
+import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { FAMILIES, HOOKS, KEY_LENGTHS, POLICIES, SET_FLAGS } from './names.js';
-import type { NftChainSpec, NftElementSpec, NftFamily, NftSetSpec, NftTableRef, NftTableSpec } from './types.js';
+import { checkExprs } from './expr-encode.js';
+import type { NftChainSpec, NftElementSpec, NftFamily, NftRuleRef, NftRuleSpec, NftSetSpec, NftTableRef, NftTableSpec } from './types.js';
 
 const K = native.nftablesConstants;
-const KIND = { table: 0, chain: 1, set: 2, elements: 3, flushTable: 4 } as const;
+const KIND = { table: 0, chain: 1, set: 2, elements: 3, flushTable: 4, rule: 5 } as const;
+/** Rule handles: the kernel's u64, as far as a number holds it exactly. */
+const HANDLE_MAX = Number.MAX_SAFE_INTEGER;
 const CHAIN_TYPES = new Set(['filter', 'nat', 'route']);
 const INT32_MIN = -0x80000000;
 const INT32_MAX = 0x7fffffff;
@@ -265,6 +268,66 @@ export class NftTransaction {
     return this.#add('deleteElement', { table, set, elements }, () => {
       const e = this.#elements(table, set, elements, false);
       return [{ kind: KIND.elements, del: true, flags: 0, family: e.family, table: e.table, name: e.name, setId: e.setId, elements: e.elements }];
+    });
+  }
+
+  #rule(rule: unknown, flags: number, position: number | undefined): RawNftOp {
+    const r = checkObject<NftRuleSpec>('rule', rule);
+    const family = checkFamily('rule.family', r.family);
+    const table = checkName('rule.table', r.table);
+    const op: RawNftOp = {
+      kind: KIND.rule,
+      flags,
+      family,
+      table,
+      chain: checkName('rule.chain', r.chain),
+      comment: checkComment('rule.comment', r.comment),
+      exprs: checkExprs('rule.exprs', r.exprs, (set) => this.#sets.get(`${family}/${table}/${set}`)?.id),
+    };
+    if (position !== undefined) op.position = position;
+    return op;
+  }
+
+  #position(options: unknown, key: 'after' | 'before'): number | undefined {
+    const o = checkObject<Record<string, unknown>>('options', options);
+    return o[key] === undefined ? undefined : checkInteger(`options.${key}`, o[key], 1, HANDLE_MAX);
+  }
+
+  /**
+   * addRule appends a rule to its chain (nft's `add rule`), or with `{ after: handle }` puts it right after that
+   * rule (`add rule ... position H`). ENOENT when the chain, a jumped-to chain, a looked-up set or the rule `after`
+   * names is missing.
+   */
+  addRule(rule: NftRuleSpec, options: { after?: number } = {}): this {
+    return this.#add('addRule', rule, () => [this.#rule(rule, K.create | K.append, this.#position(options, 'after'))]);
+  }
+
+  /** insertRule puts a rule first in its chain (nft's `insert rule`), or with `{ before: handle }` right before that rule. */
+  insertRule(rule: NftRuleSpec, options: { before?: number } = {}): this {
+    return this.#add('insertRule', rule, () => [this.#rule(rule, K.create, this.#position(options, 'before'))]);
+  }
+
+  /** deleteRule deletes one rule by its handle; ENOENT when it is missing. */
+  deleteRule(rule: NftRuleRef): this {
+    return this.#add('deleteRule', rule, () => {
+      const r = checkObject<NftRuleRef>('rule', rule);
+      return [{
+        kind: KIND.rule,
+        del: true,
+        flags: 0,
+        family: checkFamily('rule.family', r.family),
+        table: checkName('rule.table', r.table),
+        chain: checkName('rule.chain', r.chain),
+        handle: checkInteger('rule.handle', r.handle, 1, HANDLE_MAX),
+      }];
+    });
+  }
+
+  /** flushChain deletes every rule of one chain (nft's `flush chain`); the chain stays. ENOENT when it is missing. */
+  flushChain(chain: { family: NftFamily; table: string; name: string }): this {
+    return this.#add('flushChain', chain, () => {
+      const c = checkObject<NftChainSpec>('chain', chain);
+      return [{ kind: KIND.rule, del: true, flags: 0, family: checkFamily('chain.family', c.family), table: checkName('chain.table', c.table), chain: checkName('chain.name', c.name) }];
     });
   }
 

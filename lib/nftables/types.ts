@@ -1,5 +1,6 @@
-/** The nf_tables objects podnet writes and lists (tables, chains, sets, set elements), as plain data. */
+/** The nf_tables objects podnet writes and lists (tables, chains, sets, set elements, rules), as plain data. */
 import type { NetlinkOpenOptions } from '../netlink/open-options.js';
+import type { NftExpr } from './expr-types.js';
 
 /** An nf_tables address family, as nft names it. */
 export type NftFamily = 'ip' | 'ip6' | 'inet' | 'arp' | 'bridge' | 'netdev';
@@ -97,12 +98,35 @@ export interface NftElement {
   comment: string | undefined;
 }
 
-/** A rule as podnet lists it for now: where it is and its comment; its expressions raw (netlink attributes). */
-export interface NftRawRule {
+/** A rule to add: its chain, its expressions (nested arrays, as nftExpr's helpers return them, are flattened), a comment. */
+export interface NftRuleSpec {
+  family: NftFamily;
+  table: string;
+  chain: string;
+  exprs: (NftExpr | NftExpr[])[];
+  /** Kept as libnftnl's rule user data: `nft list` prints it as `comment "..."`. */
+  comment?: string;
+}
+
+/** One rule by its handle (listed by rules(), printed by `nft -a list`). */
+export interface NftRuleRef {
+  family: NftFamily;
+  table: string;
+  chain: string;
+  handle: number;
+}
+
+/** A listed rule: where it is, its handle and comment, its expressions (the ones podnet does not model as 'raw'). */
+export interface NftRule {
   family: NftListedFamily;
   table: string;
   chain: string;
   handle: number | undefined;
   comment: string | undefined;
+  exprs: NftExpr[];
+  /** The NFTA_RULE_EXPRESSIONS attribute as listed. */
   expressions: Buffer;
 }
+
+/** NftRawRule is the listed rule under its earlier name. */
+export type NftRawRule = NftRule;

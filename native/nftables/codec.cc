@@ -24,6 +24,11 @@ void Keep(std::vector<RawAttr>* unknown, const nl::Attr& a) {
 // kernel ignores the flag, and the goldens compare bytes.
 void PutNet32(nl::Writer& w, uint16_t type, uint32_t v) { w.PutU32(type, htobe32(v)); }
 
+void PutNet64(nl::Writer& w, uint16_t type, uint64_t v) {
+  uint64_t be = htobe64(v);
+  w.Put(type, &be, sizeof be);
+}
+
 // One libnftnl user data record: type, length (value bytes), value.
 void PutUdataRecord(std::vector<uint8_t>* out, uint8_t type, const void* value, size_t len) {
   out->push_back(type);
@@ -127,6 +132,25 @@ bool EncodeChain(nl::Writer& w, const Op& op, const char** why) {
   return true;
 }
 
+// nft's order: table, chain, handle (delete), expressions, position, user data.
+bool EncodeRule(nl::Writer& w, const Op& op, const char** why) {
+  const Rule& r = op.rule;
+  if (!CheckName(r.table, why) || !CheckName(r.chain, why) || !CheckComment(r.comment, why)) return false;
+  size_t off = Begin(w, op.del ? NFT_MSG_DELRULE : NFT_MSG_NEWRULE, op.flags, r.family);
+  w.PutString(NFTA_RULE_TABLE, r.table);
+  w.PutString(NFTA_RULE_CHAIN, r.chain);
+  if (op.del) {
+    if (r.hasHandle) PutNet64(w, NFTA_RULE_HANDLE, r.handle);
+  } else {
+    if (r.exprs.empty()) return Fail(why, "rule without expressions");
+    if (!EncodeExprs(w, NFTA_RULE_EXPRESSIONS, r.exprs, why)) return false;
+    if (r.hasPosition) PutNet64(w, NFTA_RULE_POSITION, r.position);
+    PutComment(w, NFTA_RULE_USERDATA, kUdataRuleComment, r.comment);
+  }
+  w.EndMessage(off);
+  return true;
+}
+
 bool EncodeSet(nl::Writer& w, const Op& op, const char** why) {
   const Set& s = op.set;
   if (!CheckName(s.table, why) || !CheckName(s.name, why) || !CheckComment(s.comment, why)) return false;
@@ -224,7 +248,9 @@ bool EncodeBatch(nl::Writer& w, const std::vector<Op>& ops, std::vector<BatchMes
     bool ok = op.kind == Op::kTable    ? EncodeTable(w, op, why)
               : op.kind == Op::kChain  ? EncodeChain(w, op, why)
               : op.kind == Op::kSet    ? EncodeSet(w, op, why)
-                                       : EncodeFlushTable(w, op, why);
+              : op.kind == Op::kRule   ? EncodeRule(w, op, why)
+              : op.kind == Op::kFlushTable ? EncodeFlushTable(w, op, why)
+                                       : Fail(why, "unknown op kind");
     if (!ok) return false;
     messages->push_back(m);
   }
@@ -468,9 +494,11 @@ bool DecodeRule(const uint8_t* payload, size_t len, Rule* out, const char** why)
         return true;
       case NFTA_RULE_EXPRESSIONS:
         out->expressions.assign(a.data, a.data + a.len);
-        return true;
+        out->exprs.clear();
+        return DecodeExprs(a.data, a.len, &out->exprs, why);
       case NFTA_RULE_USERDATA:
-        Comment(a, kUdataRuleComment, &out->comment);
+        out->comment.clear();
+        out->hasComment = UdataString(a.data, a.len, kUdataRuleComment, &out->comment);
         Keep(&out->unknown, a);
         return true;
       default:

@@ -100,6 +100,42 @@ static Napi::Object SetObject(Napi::Env env, const nft::Set& s) {
   return o;
 }
 
+template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
+static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items);
+
+// { name, data, fields: { key: number | Buffer | string } }; a raw one without fields.
+static Napi::Object ExprObject(Napi::Env env, const nft::Expr& x) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", x.name);
+  o.Set("data", Bytes(env, x.data));
+  if (x.raw) return o;
+  Napi::Object fields = Napi::Object::New(env);
+  for (const nft::ExprField& f : x.fields) {
+    const char* key = f.spec->key;
+    switch (f.spec->kind) {
+      case nft::FieldKind::kU32:
+      case nft::FieldKind::kU8:
+      case nft::FieldKind::kU64:
+        fields.Set(key, static_cast<double>(f.num));
+        break;
+      case nft::FieldKind::kString:
+        fields.Set(key, f.str);
+        break;
+      case nft::FieldKind::kData:
+        fields.Set(key, Bytes(env, f.bytes));
+        break;
+      case nft::FieldKind::kVerdict:
+        fields.Set(key, static_cast<int32_t>(static_cast<uint32_t>(f.num)));
+        if (f.hasChain) fields.Set("chain", f.str);
+        break;
+      case nft::FieldKind::kPad:
+        break;
+    }
+  }
+  o.Set("fields", fields);
+  return o;
+}
+
 static Napi::Object RuleObject(Napi::Env env, const nft::Rule& r) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("family", r.family);
@@ -107,7 +143,8 @@ static Napi::Object RuleObject(Napi::Env env, const nft::Rule& r) {
   o.Set("chain", r.chain);
   SetHandle(o, r.hasHandle, r.handle);
   if (r.hasPosition) o.Set("position", static_cast<double>(r.position));
-  if (!r.comment.empty()) o.Set("comment", r.comment);
+  if (r.hasComment) o.Set("comment", r.comment);
+  o.Set("exprs", ObjectArray<nft::Expr, ExprObject>(env, r.exprs));
   o.Set("expressions", Bytes(env, r.expressions));
   o.Set("unknown", Unknown(env, r.unknown));
   return o;
@@ -210,8 +247,60 @@ static std::vector<uint8_t> ByteVec(const Napi::Value& v) {
   return std::vector<uint8_t>(a.Data(), a.Data() + a.ByteLength());
 }
 
+// { name, fields } or, raw, { name, data }: the fields read by the name's schema.
+static nft::Expr ExprFrom(const Napi::Object& o) {
+  nft::Expr x;
+  x.name = Str(o, "name");
+  Napi::Value data = o.Get("data");
+  if (data.IsTypedArray()) {
+    x.raw = true;
+    x.data = ByteVec(data);
+    return x;
+  }
+  size_t count = 0;
+  const nft::FieldSpec* specs = nft::ExprSchema(x.name, &count);
+  Napi::Value fv = o.Get("fields");
+  if (specs == nullptr || !fv.IsObject()) return x;
+  Napi::Object fields = fv.As<Napi::Object>();
+  for (size_t i = 0; i < count; i++) {
+    const nft::FieldSpec& spec = specs[i];
+    Napi::Value v = fields.Get(spec.key);
+    if (v.IsUndefined()) continue;
+    nft::ExprField f;
+    f.spec = &spec;
+    switch (spec.kind) {
+      case nft::FieldKind::kU32:
+      case nft::FieldKind::kU8:
+        f.num = U32(fields, spec.key);
+        break;
+      case nft::FieldKind::kU64:
+        f.num = v.IsNumber() ? static_cast<uint64_t>(v.As<Napi::Number>().Int64Value()) : 0;
+        break;
+      case nft::FieldKind::kString:
+        f.str = Str(fields, spec.key);
+        break;
+      case nft::FieldKind::kData:
+        f.bytes = ByteVec(v);
+        break;
+      case nft::FieldKind::kVerdict: {
+        f.num = v.IsNumber() ? static_cast<uint32_t>(v.As<Napi::Number>().Int32Value()) : 0;
+        Napi::Value chain = fields.Get("chain");
+        if (chain.IsString()) {
+          f.hasChain = true;
+          f.str = chain.As<Napi::String>().Utf8Value();
+        }
+        break;
+      }
+      case nft::FieldKind::kPad:
+        continue;
+    }
+    x.fields.push_back(std::move(f));
+  }
+  return x;
+}
+
 // { kind, del, flags, family, table, name, comment, hook?, priority, type, policy?, setFlags, keyType, keyLen,
-//   setId, elements: [{ key, comment?, flags }] }
+//   setId, elements: [{ key, comment?, flags }], chain, handle?, position?, exprs }
 static nft::Op OpFrom(const Napi::Object& o) {
   nft::Op op;
   op.kind = static_cast<nft::Op::Kind>(U32(o, "kind"));
@@ -273,6 +362,30 @@ static nft::Op OpFrom(const Napi::Object& o) {
           }
           op.elements.push_back(std::move(el));
         }
+      }
+      break;
+    }
+    case nft::Op::kRule: {
+      nft::Rule& r = op.rule;
+      r.family = family;
+      r.table = table;
+      r.chain = Str(o, "chain");
+      r.comment = comment;
+      Napi::Value handle = o.Get("handle");
+      if (handle.IsNumber()) {
+        r.hasHandle = true;
+        r.handle = static_cast<uint64_t>(handle.As<Napi::Number>().Int64Value());
+      }
+      Napi::Value position = o.Get("position");
+      if (position.IsNumber()) {
+        r.hasPosition = true;
+        r.position = static_cast<uint64_t>(position.As<Napi::Number>().Int64Value());
+      }
+      Napi::Value exprs = o.Get("exprs");
+      if (exprs.IsArray()) {
+        Napi::Array a = exprs.As<Napi::Array>();
+        r.exprs.reserve(a.Length());
+        for (uint32_t i = 0; i < a.Length(); i++) r.exprs.push_back(ExprFrom(a.Get(i).As<Napi::Object>()));
       }
       break;
     }
@@ -380,6 +493,8 @@ void RegisterNftables(Napi::Env env, Napi::Object exports) {
               ConstantsObject(env, {{"create", NLM_F_CREATE},
                                     {"excl", NLM_F_EXCL},
                                     {"replace", NLM_F_REPLACE},
+                                    {"append", NLM_F_APPEND},
+                                    {"ruleExprsMax", static_cast<uint32_t>(nft::kRuleExprsMax)},
                                     {"nameMax", static_cast<uint32_t>(nft::kNameMax)},
                                     {"commentMax", static_cast<uint32_t>(nft::kCommentMax)},
                                     {"typeIpv4Addr", static_cast<uint32_t>(nft::kTypeIpv4Addr)},

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "nftables/expr.h"
+
 namespace podnet::nft {
 
 struct RawAttr {
@@ -69,8 +71,9 @@ struct Element {
   std::vector<RawAttr> unknown;
 };
 
-// A rule as far as podnet decodes it for now: where it is, its handle and
-// comment; its expressions stay raw.
+// A rule: where it is, its handle and comment, its expressions decoded (the
+// ones podnet does not know kept raw inside the list) and, when listed, the
+// NFTA_RULE_EXPRESSIONS payload as it came.
 struct Rule {
   uint8_t family = 0;
   std::string table;
@@ -80,20 +83,26 @@ struct Rule {
   bool hasPosition = false;
   uint64_t position = 0;
   std::string comment;  // NFTNL_UDATA_RULE_COMMENT
-  std::vector<uint8_t> expressions;  // NFTA_RULE_EXPRESSIONS payload, raw
+  bool hasComment = false;
+  std::vector<Expr> exprs;
+  std::vector<uint8_t> expressions;  // NFTA_RULE_EXPRESSIONS payload, raw (decoding only)
   std::vector<RawAttr> unknown;
 };
 
 // One change of a batch: NFT_MSG_NEW* / DEL* of one object kind, with the
 // netlink flags it is sent with (NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE).
 struct Op {
-  enum Kind : uint8_t { kTable, kChain, kSet, kElements, kFlushTable } kind = kTable;
+  // kRule: NEWRULE (appended with NLM_F_APPEND, else inserted; before or
+  // after rule.position when hasPosition), or DELRULE of rule.handle, or of
+  // the whole chain (flush chain) without a handle.
+  enum Kind : uint8_t { kTable, kChain, kSet, kElements, kFlushTable, kRule } kind = kTable;
   bool del = false;
   uint16_t flags = 0;
   Table table;      // kTable, kFlushTable (family and name)
   Chain chain;      // kChain
   Set set;          // kSet; kElements: family, table and name of the set
   std::vector<Element> elements;  // kElements
+  Rule rule;        // kRule
 };
 
 }  // namespace podnet::nft
