@@ -2,8 +2,10 @@
  * The one place that loads the addon and types its raw surface. Everything
  * else imports {@link native}; nothing else calls require() on a .node file.
  *
- * PODNET_ADDON_PATH overrides the path (the sanitizer build lives apart from
- * node-gyp's build/Release).
+ * node-gyp-build finds the binary: a source build in build/Release first, else
+ * the prebuild in prebuilds/<platform>-<arch>/ that matches this libc (what an
+ * installed package carries). PODNET_ADDON_PATH names the file instead (the
+ * sanitizer build lives apart, in build-asan/).
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -414,6 +416,8 @@ export interface NativeBinding {
   SeqpacketServerHandle: new (path: string, mode: number, backlog: number) => RawSeqpacketServerHandle;
   /** new SeqpacketSocketHandle() is a fresh, unconnected socket for connect(). */
   SeqpacketSocketHandle: new () => RawSeqpacketSocketHandle;
+  /** fdsOpen returns the index of the first of fds that is not an open fd, or -1 when all are. */
+  fdsOpen(fds: readonly number[]): number;
   /** sun_path's capacity without the NUL, and SCM_MAX_FD (fds per message). */
   unixConstants: { pathMax: number; maxFds: number };
 }
@@ -422,13 +426,36 @@ export interface NativeBinding {
 export interface RawStdinFeed {
   write(data: Buffer): void;
   end(): void;
+  /** close releases the feed's eventfd (the run does when it ends; this is for a feed never run). */
+  close(): void;
 }
 
-const defaultPath = fileURLToPath(new URL('../build/Release/podnet.node', import.meta.url));
+/** The package's root: dist/ or lib/ is one level down. */
+const packageRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/** The part of node-gyp-build used here: where the binary for this platform is, or a throw naming the target. */
+interface NodeGypBuild {
+  path(dir: string): string;
+}
+
+function addonPath(require: NodeJS.Require): string {
+  const override = process.env.PODNET_ADDON_PATH;
+  if (override) return override;
+  try {
+    return (require('node-gyp-build') as NodeGypBuild).path(packageRoot);
+  } catch (cause) {
+    throw new PodnetError(
+      `podnet's native addon was not found under '${packageRoot}' (no build/Release and no prebuild for ` +
+        `${process.platform}-${process.arch}: run npm install to build it from source, or set PODNET_ADDON_PATH)`,
+      'ERR_PODNET_ADDON_LOAD',
+      { cause },
+    );
+  }
+}
 
 function load(): NativeBinding {
-  const path = process.env.PODNET_ADDON_PATH || defaultPath;
   const require = createRequire(import.meta.url);
+  const path = addonPath(require);
   let binding: NativeBinding;
   try {
     binding = require(path) as NativeBinding;

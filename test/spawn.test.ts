@@ -13,6 +13,7 @@ import {
   runInNetns,
   startInNetns,
 } from '../lib/index.js';
+import { openFds } from './helpers/fds.js';
 import { withNetns } from './helpers/netns.js';
 import { describePrivileged } from './helpers/privileged.js';
 import { rejection } from './helpers/rejection.js';
@@ -228,6 +229,21 @@ describe('startInNetns (input written after the start)', () => {
     const empty = startInNetns(undefined, ['wc', '-c']);
     empty.end();
     expect((await empty.result).stdout.trim()).toBe('0');
+  });
+
+  it('releases its eventfd when the program ends or its arguments are refused, not at some later GC', async () => {
+    const eventfds = () => [...openFds().values()].filter((target) => target === 'anon_inode:[eventfd]').length;
+    const before = eventfds();
+    const programs = [startInNetns(undefined, ['true']), startInNetns(undefined, ['cat'])];
+    programs[1]!.end('x');
+    expect(eventfds()).toBe(before + 2);
+    for (const p of programs) expect((await p.result).exitCode).toBe(0);
+    expect(eventfds()).toBe(before);
+    expect(() => startInNetns(undefined, [])).toThrow(InvalidArgumentError);
+    expect(eventfds()).toBe(before);
+    // Writing to a feed whose program is over is ignored (its eventfd is gone).
+    programs[0]!.write('late');
+    programs[1]!.end('later');
   });
 
   it('resolves for a program that ends before its input, and ignores what comes after', async () => {

@@ -1,6 +1,4 @@
 /** Option types and argument checks of the seqpacket API: everything is refused here, before any native call. */
-import { fstatSync } from 'node:fs';
-
 import { native } from '../native.js';
 import { checkInteger, checkString, invalidType, invalidValue } from '../validate.js';
 
@@ -80,13 +78,7 @@ function openFd(name: string, value: unknown): number {
       throw invalidValue(name, 'an open fd', value);
     }
   }
-  const n = checkInteger(name, fd, 0, 2 ** 31 - 1);
-  try {
-    fstatSync(n);
-  } catch {
-    throw invalidValue(name, 'an open fd', n);
-  }
-  return n;
+  return checkInteger(name, fd, 0, 2 ** 31 - 1);
 }
 
 /** checkFds returns the fd numbers of a send's fds option, each checked to be open. */
@@ -95,5 +87,8 @@ export function checkFds(name: string, value: unknown): number[] {
   if (!Array.isArray(value)) throw invalidType(name, 'an array of fds', value);
   const max = native.unixConstants.maxFds;
   if (value.length > max) throw invalidValue(name, `at most ${max} fds`, `${value.length} fds`);
-  return value.map((fd, i) => openFd(`${name}[${i}]`, fd));
+  const fds = value.map((fd, i) => openFd(`${name}[${i}]`, fd));
+  const closed = fds.length === 0 ? -1 : native.fdsOpen(fds);
+  if (closed >= 0) throw invalidValue(`${name}[${closed}]`, 'an open fd', fds[closed]);
+  return fds;
 }

@@ -61,6 +61,7 @@ class StdinFeedWrap : public Napi::ObjectWrap<StdinFeedWrap> {
                        {
                            InstanceMethod<&StdinFeedWrap::Write>("write"),
                            InstanceMethod<&StdinFeedWrap::End>("end"),
+                           InstanceMethod<&StdinFeedWrap::Close>("close"),
                        });
   }
 
@@ -80,6 +81,12 @@ class StdinFeedWrap : public Napi::ObjectWrap<StdinFeedWrap> {
 
   Napi::Value End(const Napi::CallbackInfo& info) {
     feed_->End();
+    return info.Env().Undefined();
+  }
+
+  // For a feed no program was started with (its arguments were refused).
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    feed_->Close();
     return info.Env().Undefined();
   }
 

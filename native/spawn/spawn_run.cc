@@ -112,6 +112,15 @@ std::string SignalName(int sig) {
 }  // namespace
 
 ErrorInfo RunToEnd(const SpawnRequest& request, SpawnResult* result) {
+  // The feed's eventfd goes with the run, on every path out: left to the JS
+  // object's finalizer it closed at some later GC, in the middle of whatever
+  // ran then (an fd count of another test saw it vanish).
+  struct FeedCloser {
+    StdinFeed* feed;
+    ~FeedCloser() {
+      if (feed != nullptr) feed->Close();
+    }
+  } feedCloser{request.stdinFeed.get()};
   const int64_t started = NowMs();
   const int64_t deadline = started + request.timeoutMs;
 

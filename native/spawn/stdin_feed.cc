@@ -14,9 +14,18 @@ ErrorInfo StdinFeed::Create(std::shared_ptr<StdinFeed>* out) {
   return ErrorInfo{};
 }
 
-StdinFeed::~StdinFeed() { close(eventFd_); }
+StdinFeed::~StdinFeed() { Close(); }
 
-void StdinFeed::Wake() {
+void StdinFeed::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (eventFd_ < 0) return;
+  close(eventFd_);
+  eventFd_ = -1;
+  ended_ = true;
+}
+
+void StdinFeed::WakeLocked() {
+  if (eventFd_ < 0) return;
   uint64_t one = 1;
   // EAGAIN only when the counter is about to overflow: it is readable then anyway.
   while (write(eventFd_, &one, sizeof one) < 0 && errno == EINTR) {
@@ -24,21 +33,17 @@ void StdinFeed::Wake() {
 }
 
 void StdinFeed::Write(const char* data, size_t len) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (ended_) return;
-    queued_.append(data, len);
-  }
-  Wake();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ended_) return;
+  queued_.append(data, len);
+  WakeLocked();
 }
 
 void StdinFeed::End() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (ended_) return;
-    ended_ = true;
-  }
-  Wake();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ended_) return;
+  ended_ = true;
+  WakeLocked();
 }
 
 bool StdinFeed::Take(std::string* out) {

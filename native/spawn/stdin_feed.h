@@ -21,9 +21,12 @@ class StdinFeed {
   StdinFeed(const StdinFeed&) = delete;
   StdinFeed& operator=(const StdinFeed&) = delete;
 
-  // JS thread. Bytes written after End() are ignored.
+  // JS thread. Bytes written after End() or Close() are ignored.
   void Write(const char* data, size_t len);
   void End();
+  // The worker, when its run is over: closes the eventfd (the destructor
+  // does, for a feed never run). Idempotent.
+  void Close();
 
   // Readable (poll) when Write or End happened since the last Take.
   int fd() const { return eventFd_; }
@@ -33,12 +36,12 @@ class StdinFeed {
 
  private:
   explicit StdinFeed(int eventFd) : eventFd_(eventFd) {}
-  void Wake();
+  void WakeLocked();
 
   std::mutex mu_;
   std::string queued_;
   bool ended_ = false;
-  int eventFd_;
+  int eventFd_;  // -1 once closed; written under mu_
 };
 
 }  // namespace podnet
