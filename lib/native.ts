@@ -231,6 +231,16 @@ export interface RawNftSet {
   unknown: RawNftAttr[];
 }
 
+/**
+ * One rule expression (native/nftables/expr.cc): its fields named by the codec's schema (numbers, data as bytes, a
+ * set name, a verdict code with its chain), or, for one the codec does not decode, its NFTA_EXPR_DATA raw as `data`.
+ */
+export interface RawNftExpr {
+  name: string;
+  fields?: Record<string, number | string | Uint8Array>;
+  data?: Uint8Array;
+}
+
 export interface RawNftRule {
   family: number;
   table: string;
@@ -238,6 +248,7 @@ export interface RawNftRule {
   handle?: number;
   position?: number;
   comment?: string;
+  exprs: RawNftExpr[];
   expressions: Buffer;
   unknown: RawNftAttr[];
 }
@@ -260,7 +271,7 @@ export interface RawNftListing<T> {
   raw: RawNftMessage[];
 }
 
-/** One change of a batch as run() takes it: kind 0 table, 1 chain, 2 set, 3 elements, 4 flush table. */
+/** One change of a batch as run() takes it: kind 0 table, 1 chain, 2 set, 3 elements, 4 flush table, 5 rule. */
 export interface RawNftOp {
   kind: number;
   del?: boolean;
@@ -278,6 +289,11 @@ export interface RawNftOp {
   keyLen?: number;
   setId?: number;
   elements?: { key: Uint8Array; comment?: string; flags?: number }[];
+  /** Rules: the chain, the handle to delete (none: the whole chain), the position to add at, the expressions. */
+  chain?: string;
+  handle?: number;
+  position?: number;
+  exprs?: RawNftExpr[];
 }
 
 /** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
@@ -372,6 +388,8 @@ export interface NativeBinding {
     create: number;
     excl: number;
     replace: number;
+    append: number;
+    ruleExprsMax: number;
     nameMax: number;
     commentMax: number;
     typeIpv4Addr: number;
@@ -398,6 +416,8 @@ export interface NativeBinding {
   SeqpacketServerHandle: new (path: string, mode: number, backlog: number) => RawSeqpacketServerHandle;
   /** new SeqpacketSocketHandle() is a fresh, unconnected socket for connect(). */
   SeqpacketSocketHandle: new () => RawSeqpacketSocketHandle;
+  /** fdsOpen returns the index of the first of fds that is not an open fd, or -1 when all are. */
+  fdsOpen(fds: readonly number[]): number;
   /** sun_path's capacity without the NUL, and SCM_MAX_FD (fds per message). */
   unixConstants: { pathMax: number; maxFds: number };
 }
@@ -406,6 +426,8 @@ export interface NativeBinding {
 export interface RawStdinFeed {
   write(data: Buffer): void;
   end(): void;
+  /** close releases the feed's eventfd (the run does when it ends; this is for a feed never run). */
+  close(): void;
 }
 
 /** The package's root: dist/ or lib/ is one level down. */
