@@ -23,6 +23,7 @@ export type {
   FakeRtnetlinkSnapshot,
   FakeRuleSnapshot,
 } from './fake-rtnetlink/snapshot.js';
+export { FakeNftables, type FakeNftablesOptions, type FakeNftablesSnapshot, type FakeNftTableSnapshot, type FakeNftChainSnapshot, type FakeNftRuleSnapshot, type FakeNftSetSnapshot, type FakeNftElementSnapshot, type NftFaultMatch, type NftMessageName } from './fake-nftables/index.js';
 export { FakeIptables, type FakeIptablesDump } from './fake-iptables.js';
 export { FakeNode, FakeNetnsOpener, type FakeNodeProxy } from './fake-node.js';
 export {

@@ -1,0 +1,126 @@
+/**
+ * NEWCHAIN and DELCHAIN inside a batch (nf_tables_newchain / updchain / addchain / delchain): base chains with
+ * type, hook, priority and policy; an update must keep type, hook and priority; a delete takes the chain's rules
+ * with it unless NLM_F_NONREC, and is EBUSY while rules of other chains jump to it.
+ */
+import type { Attr } from '../fake-netlink/codec.js';
+import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
+import type { ChainObj, Draft, TableObj } from './model.js';
+import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';
+import { releaseRule } from './rules.js';
+import { lookupTable } from './tables.js';
+
+/** NF_IP_PRI_CONNTRACK: a nat chain must hook in after conntrack. */
+const PRI_CONNTRACK = -200;
+const NFT_CHAIN_FLAGS = 0x7;
+const NETDEV = 5;
+const INGRESS_INET = 5;
+
+interface Hook {
+  type: string;
+  hook: number;
+  priority: number;
+}
+
+function parseHook(family: number, attr: Attr, typeAttr: Attr | undefined): Hook {
+  const h = attr.children().byType;
+  const num = h.get(NFTA_HOOK.HOOKNUM);
+  const prio = h.get(NFTA_HOOK.PRIORITY);
+  if (!num || !prio) fail(E.EINVAL);
+  const hook = be32(num);
+  const priority = be32(prio) | 0;
+  const type = typeAttr ? nameOf(typeAttr)! : 'filter';
+  const types = CHAIN_TYPES[family];
+  const mask = types?.[type];
+  if (!types || !mask) fail(E.ENOENT, typeAttr);
+  if (!mask.includes(hook)) fail(E.EOPNOTSUPP);
+  if (type === 'nat' && priority <= PRI_CONNTRACK) fail(E.EOPNOTSUPP);
+  // Hooks on devices need one (netdev, inet ingress); podnet's fake keeps no devices.
+  if ((family === NETDEV || (family === 1 && hook === INGRESS_INET)) && !h.get(NFTA_HOOK.DEV)) fail(E.EINVAL);
+  return { type, hook, priority };
+}
+
+/** lookupChain finds a chain of the table by name: ENOENT naming the attribute. */
+export function lookupChain(table: TableObj, attr: Attr): ChainObj {
+  const c = table.chains.get(nameOf(attr)!);
+  if (!c) fail(E.ENOENT, attr);
+  return c;
+}
+
+export function newChain(draft: Draft, req: Request): void {
+  const a = req.attrs;
+  const table = lookupTable(draft, req.family, a.get(NFTA_CHAIN.TABLE));
+  const nameAttr = a.get(NFTA_CHAIN.NAME);
+  const handleAttr = a.get(NFTA_CHAIN.HANDLE);
+  let chain: ChainObj | undefined;
+  if (handleAttr) {
+    const handle = be64(handleAttr);
+    chain = [...table.chains.values()].find((c) => c.handle === handle);
+    if (!chain) fail(E.ENOENT, handleAttr);
+  } else if (nameAttr) {
+    chain = table.chains.get(nameOf(nameAttr)!);
+  }
+  const hookAttr = a.get(NFTA_CHAIN.HOOK);
+  const policyAttr = a.get(NFTA_CHAIN.POLICY);
+  let policy: number | undefined;
+  if (policyAttr) {
+    if (chain && !chain.base) fail(E.EOPNOTSUPP, policyAttr);
+    if (!chain && !hookAttr) fail(E.EOPNOTSUPP, policyAttr);
+    policy = be32(policyAttr);
+    if (policy !== 0 && policy !== 1) fail(E.EINVAL);
+  }
+  const flagsAttr = a.get(NFTA_CHAIN.FLAGS);
+  if (flagsAttr && be32(flagsAttr) & ~NFT_CHAIN_FLAGS) fail(E.EOPNOTSUPP);
+  if (chain) {
+    if (req.msg.flags & NLM_F_EXCL) fail(E.EEXIST, nameAttr ?? handleAttr);
+    if (req.msg.flags & NLM_F_REPLACE) fail(E.EOPNOTSUPP);
+    if (hookAttr) {
+      if (!chain.base) fail(E.EEXIST, hookAttr);
+      const h = parseHook(req.family, hookAttr, a.get(NFTA_CHAIN.TYPE));
+      if (h.type !== chain.base.type) fail(E.EEXIST, a.get(NFTA_CHAIN.TYPE));
+      if (h.hook !== chain.base.hook || h.priority !== chain.base.priority) fail(E.EEXIST, hookAttr);
+    }
+    // An update is a transaction of its own even when it changes nothing.
+    const { chain: c } = draft.mutableChain(table, chain);
+    if (policy !== undefined && c.base) c.base = { ...c.base, policy };
+    draft.changed = true;
+    return;
+  }
+  if (!nameAttr) fail(E.EINVAL);
+  const name = nameOf(nameAttr)!;
+  let base: ChainObj['base'];
+  if (hookAttr) {
+    const h = parseHook(req.family, hookAttr, a.get(NFTA_CHAIN.TYPE));
+    base = { ...h, policy: policy ?? 1 };
+  }
+  const udata = udataOf(a.get(NFTA_CHAIN.USERDATA));
+  const t = draft.mutableTable(table);
+  const handle = t.nextHandle;
+  t.nextHandle += 1n;
+  t.chains.set(name, draft.fresh({ name, handle, base, udata, refs: 0, rules: [] }));
+}
+
+export function delChain(draft: Draft, req: Request): void {
+  const a = req.attrs;
+  const table = lookupTable(draft, req.family, a.get(NFTA_CHAIN.TABLE));
+  const nameAttr = a.get(NFTA_CHAIN.NAME);
+  const handleAttr = a.get(NFTA_CHAIN.HANDLE);
+  let chain: ChainObj | undefined;
+  if (handleAttr) {
+    const handle = be64(handleAttr);
+    chain = [...table.chains.values()].find((c) => c.handle === handle);
+    if (!chain) fail(E.ENOENT, handleAttr);
+  } else {
+    if (!nameAttr) fail(E.EINVAL);
+    chain = lookupChain(table, nameAttr);
+  }
+  const bad = nameAttr ?? handleAttr;
+  if (req.msg.flags & NLM_F_NONREC && chain.rules.length + chain.refs > 0) fail(E.EBUSY, bad);
+  // The chain's own rules go with it; jumps from elsewhere keep it.
+  if (chain.refs > 0) fail(E.EBUSY, bad);
+  const { table: t, chain: c } = draft.mutableChain(table, chain);
+  for (const r of c.rules) releaseRule(draft, t, r);
+  c.rules = [];
+  t.chains.delete(c.name);
+  draft.changed = true;
+}

@@ -1,0 +1,156 @@
+/**
+ * The fake's nf_tables state: tables keyed by family and name, each holding its chains, sets and rules. A batch
+ * works on a Draft, which copies an object the first time the batch changes it (tables, chains, sets and element
+ * maps alike), so the committed state is never touched by a batch that is then aborted.
+ */
+
+/** A user data attribute is opaque to the kernel: it keeps the bytes and dumps them back. */
+export type Udata = Uint8Array | undefined;
+
+export interface ElementObj {
+  key: Uint8Array;
+  flags: number;
+  udata: Udata;
+}
+
+export interface SetObj {
+  name: string;
+  handle: bigint;
+  flags: number;
+  keyType: number;
+  keyLen: number;
+  /** NFTA_SET_DATA_TYPE / DATA_LEN of a map, 0 otherwise. */
+  dataType: number;
+  dataLen: number;
+  policy: number | undefined;
+  /** NFTA_SET_DESC_SIZE, 0 without. */
+  size: number;
+  udata: Udata;
+  /** Rules whose lookups refer to the set. */
+  use: number;
+  /** Elements by their key in hex, in insertion order. */
+  elements: Map<string, ElementObj>;
+}
+
+export interface RuleObj {
+  handle: bigint;
+  /** The NFTA_RULE_EXPRESSIONS payload as it came. */
+  expressions: Uint8Array;
+  udata: Udata;
+  /** What the rule holds: the sets its lookups use, the chains it jumps to. */
+  sets: string[];
+  jumps: string[];
+}
+
+export interface ChainObj {
+  name: string;
+  handle: bigint;
+  /** A base chain's hook; undefined for a regular chain. */
+  base: { type: string; hook: number; priority: number; policy: number } | undefined;
+  udata: Udata;
+  /** Jumps and gotos from rules that refer to this chain. */
+  refs: number;
+  rules: RuleObj[];
+}
+
+export interface TableObj {
+  family: number;
+  name: string;
+  handle: bigint;
+  flags: number;
+  udata: Udata;
+  chains: Map<string, ChainObj>;
+  sets: Map<string, SetObj>;
+  /** The table's handle generator, shared by its chains, sets and rules. */
+  nextHandle: bigint;
+}
+
+export interface State {
+  tables: Map<string, TableObj>;
+  /** The netns's table handle generator. */
+  nextTableHandle: bigint;
+  /** The generation (nft_net->base_seq): moves on with every commit that changed something. */
+  genId: number;
+}
+
+export function tableKey(family: number, name: string): string {
+  return `${family}/${name}`;
+}
+
+export function emptyState(): State {
+  return { tables: new Map(), nextTableHandle: 1n, genId: 1 };
+}
+
+/** Draft is one batch's view of the state: reads see the batch's own changes, writes copy on first touch. */
+export class Draft {
+  readonly tables: Map<string, TableObj>;
+  nextTableHandle: bigint;
+  /** Whether a message of the batch changed anything (a commit then moves the generation on). */
+  changed = false;
+  readonly #fresh = new WeakSet<object>();
+
+  constructor(readonly base: State) {
+    this.tables = new Map(base.tables);
+    this.nextTableHandle = base.nextTableHandle;
+  }
+
+  table(family: number, name: string): TableObj | undefined {
+    return this.tables.get(tableKey(family, name));
+  }
+
+  /** mutableTable returns the table for writing: a copy of the committed one the first time. */
+  mutableTable(t: TableObj): TableObj {
+    if (this.#fresh.has(t)) return t;
+    const copy: TableObj = { ...t, chains: new Map(t.chains), sets: new Map(t.sets) };
+    this.#fresh.add(copy);
+    this.tables.set(tableKey(t.family, t.name), copy);
+    return copy;
+  }
+
+  addTable(t: TableObj): void {
+    this.#fresh.add(t);
+    this.tables.set(tableKey(t.family, t.name), t);
+    this.changed = true;
+  }
+
+  deleteTable(t: TableObj): void {
+    this.tables.delete(tableKey(t.family, t.name));
+    this.changed = true;
+  }
+
+  mutableChain(table: TableObj, c: ChainObj): { table: TableObj; chain: ChainObj } {
+    const t = this.mutableTable(table);
+    const current = t.chains.get(c.name) ?? c;
+    if (this.#fresh.has(current)) return { table: t, chain: current };
+    const copy: ChainObj = { ...current, rules: [...current.rules] };
+    this.#fresh.add(copy);
+    t.chains.set(copy.name, copy);
+    return { table: t, chain: copy };
+  }
+
+  mutableSet(table: TableObj, s: SetObj): { table: TableObj; set: SetObj } {
+    const t = this.mutableTable(table);
+    const current = t.sets.get(s.name) ?? s;
+    if (this.#fresh.has(current)) return { table: t, set: current };
+    const copy: SetObj = { ...current, elements: new Map(current.elements) };
+    this.#fresh.add(copy);
+    t.sets.set(copy.name, copy);
+    return { table: t, set: copy };
+  }
+
+  /** fresh marks an object made by this batch as its own (no copy needed on the next write). */
+  fresh<T extends object>(o: T): T {
+    this.#fresh.add(o);
+    this.changed = true;
+    return o;
+  }
+
+  /** commit writes the batch's state into the base, moving the generation on when something changed. */
+  commit(): void {
+    if (!this.changed) return;
+    this.base.tables = this.tables;
+    this.base.nextTableHandle = this.nextTableHandle;
+    // The kernel skips 0 when base_seq wraps.
+    this.base.genId = (this.base.genId + 1) >>> 0 || 1;
+  }
+}

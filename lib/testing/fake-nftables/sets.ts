@@ -1,0 +1,227 @@
+/**
+ * NEWSET / DELSET and NEWSETELEM / DELSETELEM inside a batch (nf_tables_newset, delset, newsetelem, delsetelem):
+ * a set's key type and length, flags and user data; an existing set is taken again only when it is the same set;
+ * elements by key with their user data, an exclusive add of one already there is EEXIST, a plain add leaves it as
+ * it is, a delete of a missing one is ENOENT. Interval sets keep their elements by key like the others (the fake
+ * does not merge or check ranges).
+ */
+import type { Attr } from '../fake-netlink/codec.js';
+import {
+  E,
+  NFT_DATA_VALUE_MAXLEN,
+  NFT_SET_ANONYMOUS,
+  NFT_SET_CONCAT,
+  NFT_SET_CONSTANT,
+  NFT_SET_EVAL,
+  NFT_SET_EXPR,
+  NFT_SET_INTERVAL,
+  NFT_SET_MAP,
+  NFT_SET_OBJECT,
+  NFT_SET_TIMEOUT,
+  NFT_SET_ELEM_INTERVAL_END,
+  NFTA_DATA,
+  NFTA_LIST_ELEM,
+  NFTA_SET,
+  NFTA_SET_ELEM,
+  NFTA_SET_ELEM_LIST,
+  NLM_F_CREATE,
+  NLM_F_EXCL,
+  NLM_F_NONREC,
+  NLM_F_REPLACE,
+} from './constants.js';
+import type { Draft, SetObj, TableObj } from './model.js';
+import { type Request, be32, be64, fail, hex, nameOf, udataOf } from './request.js';
+import { lookupTable } from './tables.js';
+
+/** BatchIds maps the batch-local NFTA_SET_ID of sets made in this batch to their names. */
+export interface BatchIds {
+  sets: Map<string, string>;
+}
+
+const SET_FLAGS = NFT_SET_ANONYMOUS | NFT_SET_CONSTANT | NFT_SET_INTERVAL | NFT_SET_TIMEOUT | NFT_SET_MAP | NFT_SET_EVAL | NFT_SET_OBJECT | NFT_SET_CONCAT | NFT_SET_EXPR;
+const NFT_DATA_RESERVED_MASK = 0xffffff00;
+const NFT_SET_ELEM_CATCHALL = 0x2;
+
+function both(flags: number, bits: number): boolean {
+  return (flags & bits) === bits;
+}
+
+export function newSet(draft: Draft, req: Request, ids: BatchIds): void {
+  const a = req.attrs;
+  const nameAttr = a.get(NFTA_SET.NAME);
+  const keyLenAttr = a.get(NFTA_SET.KEY_LEN);
+  const idAttr = a.get(NFTA_SET.ID);
+  if (!a.get(NFTA_SET.TABLE) || !nameAttr || !keyLenAttr || !idAttr) fail(E.EINVAL);
+  const keyLen = be32(keyLenAttr);
+  if (keyLen === 0 || keyLen > NFT_DATA_VALUE_MAXLEN) fail(E.EINVAL);
+  let flags = 0;
+  const flagsAttr = a.get(NFTA_SET.FLAGS);
+  if (flagsAttr) {
+    flags = be32(flagsAttr);
+    if (flags & ~SET_FLAGS) fail(E.EOPNOTSUPP);
+    if (both(flags, NFT_SET_MAP | NFT_SET_OBJECT) || both(flags, NFT_SET_EVAL | NFT_SET_OBJECT)) fail(E.EOPNOTSUPP);
+    if ((flags & (NFT_SET_ANONYMOUS | NFT_SET_TIMEOUT | NFT_SET_EVAL)) === (NFT_SET_ANONYMOUS | NFT_SET_TIMEOUT)) fail(E.EOPNOTSUPP);
+    if (both(flags, NFT_SET_CONSTANT | NFT_SET_TIMEOUT)) fail(E.EOPNOTSUPP);
+  }
+  let keyType = 0;
+  const keyTypeAttr = a.get(NFTA_SET.KEY_TYPE);
+  if (keyTypeAttr) {
+    keyType = be32(keyTypeAttr);
+    if (((keyType & NFT_DATA_RESERVED_MASK) >>> 0) === NFT_DATA_RESERVED_MASK) fail(E.EINVAL);
+  }
+  const dataTypeAttr = a.get(NFTA_SET.DATA_TYPE);
+  let dataType = 0;
+  let dataLen = 0;
+  if (dataTypeAttr) {
+    if (!(flags & NFT_SET_MAP)) fail(E.EINVAL);
+    dataType = be32(dataTypeAttr);
+    const dl = a.get(NFTA_SET.DATA_LEN);
+    dataLen = dl ? be32(dl) : 0;
+  } else if (flags & NFT_SET_MAP) {
+    fail(E.EINVAL);
+  }
+  const table = lookupTable(draft, req.family, a.get(NFTA_SET.TABLE));
+  const name = nameOf(nameAttr)!;
+  const existing = table.sets.get(name);
+  if (existing) {
+    if (req.msg.flags & NLM_F_EXCL) fail(E.EEXIST, nameAttr);
+    if (req.msg.flags & NLM_F_REPLACE) fail(E.EOPNOTSUPP);
+    if (existing.flags & NFT_SET_ANONYMOUS) fail(E.EOPNOTSUPP);
+    const same = existing.flags === flags && existing.keyType === keyType && existing.keyLen === keyLen && existing.dataType === dataType && existing.dataLen === dataLen;
+    if (!same) fail(E.EEXIST, nameAttr);
+    return;
+  }
+  if (!(req.msg.flags & NLM_F_CREATE)) fail(E.ENOENT, nameAttr);
+  const policyAttr = a.get(NFTA_SET.POLICY);
+  const descSize = a.get(NFTA_SET.DESC)?.children().byType.get(1);
+  const udata = udataOf(a.get(NFTA_SET.USERDATA));
+  const t = draft.mutableTable(table);
+  const handle = t.nextHandle;
+  t.nextHandle += 1n;
+  const set: SetObj = {
+    name,
+    handle,
+    flags,
+    keyType,
+    keyLen,
+    dataType,
+    dataLen,
+    policy: policyAttr ? be32(policyAttr) : undefined,
+    size: descSize ? be32(descSize) : 0,
+    udata,
+    use: 0,
+    elements: new Map(),
+  };
+  t.sets.set(name, draft.fresh(set));
+  ids.sets.set(`${req.family}/${table.name}/${be32(idAttr)}`, name);
+}
+
+export function delSet(draft: Draft, req: Request): void {
+  const a = req.attrs;
+  const table = lookupTable(draft, req.family, a.get(NFTA_SET.TABLE));
+  const nameAttr = a.get(NFTA_SET.NAME);
+  const handleAttr = a.get(NFTA_SET.HANDLE);
+  let set: SetObj | undefined;
+  if (handleAttr) {
+    const handle = be64(handleAttr);
+    set = [...table.sets.values()].find((s) => s.handle === handle);
+    if (!set) fail(E.ENOENT, handleAttr);
+  } else {
+    if (!nameAttr) fail(E.EINVAL);
+    set = table.sets.get(nameOf(nameAttr)!);
+    if (!set) fail(E.ENOENT, nameAttr);
+  }
+  if (set.use > 0 || (req.msg.flags & NLM_F_NONREC && set.elements.size > 0)) fail(E.EBUSY, nameAttr ?? handleAttr);
+  const t = draft.mutableTable(table);
+  t.sets.delete(set.name);
+  draft.changed = true;
+}
+
+/** The table and set an element message names (nft_set_lookup_global: by name, then by this batch's id). */
+function elementTarget(draft: Draft, req: Request, ids: BatchIds): { table: TableObj; set: SetObj } {
+  const a = req.attrs;
+  const table = lookupTable(draft, req.family, a.get(NFTA_SET_ELEM_LIST.TABLE));
+  const setAttr = a.get(NFTA_SET_ELEM_LIST.SET);
+  if (!setAttr) fail(E.EINVAL);
+  let set = table.sets.get(nameOf(setAttr)!);
+  const idAttr = a.get(NFTA_SET_ELEM_LIST.SET_ID);
+  if (!set && idAttr) {
+    const name = ids.sets.get(`${req.family}/${table.name}/${be32(idAttr)}`);
+    if (name !== undefined) set = table.sets.get(name);
+  }
+  if (!set) fail(E.ENOENT, setAttr);
+  return { table, set };
+}
+
+interface ParsedElement {
+  key: Uint8Array;
+  flags: number;
+  udata: Uint8Array | undefined;
+}
+
+/** parseElement checks one NFTA_LIST_ELEM as nft_add_set_elem / nft_del_setelem do before the set is searched. */
+export function parseElement(set: SetObj, item: Attr, adding: boolean): ParsedElement {
+  const e = item.children().byType;
+  let flags = 0;
+  const flagsAttr = e.get(NFTA_SET_ELEM.FLAGS);
+  if (flagsAttr) {
+    flags = be32(flagsAttr);
+    if (flags & ~(NFT_SET_ELEM_INTERVAL_END | NFT_SET_ELEM_CATCHALL)) fail(E.EOPNOTSUPP, item);
+    if (!(set.flags & NFT_SET_INTERVAL) && flags & NFT_SET_ELEM_INTERVAL_END) fail(E.EINVAL, item);
+  }
+  const keyAttr = e.get(NFTA_SET_ELEM.KEY);
+  if (!keyAttr) fail(E.EINVAL, item);
+  if (adding) {
+    if (set.flags & NFT_SET_MAP) {
+      if (!e.get(NFTA_SET_ELEM.DATA) && !(flags & NFT_SET_ELEM_INTERVAL_END)) fail(E.EINVAL, item);
+    } else if (e.get(NFTA_SET_ELEM.DATA)) {
+      fail(E.EINVAL, item);
+    }
+    if (e.get(NFTA_SET_ELEM.TIMEOUT) && !(set.flags & NFT_SET_TIMEOUT)) fail(E.EINVAL, item);
+  }
+  const value = keyAttr.children().byType.get(NFTA_DATA.VALUE);
+  if (!value) fail(E.EINVAL, item);
+  if (value.len > NFT_DATA_VALUE_MAXLEN) fail(E.ERANGE, item);
+  if (value.len === 0 || value.len !== set.keyLen) fail(E.EINVAL, item);
+  const udata = adding ? udataOf(e.get(NFTA_SET_ELEM.USERDATA)) : undefined;
+  return { key: Uint8Array.from(value.value), flags, udata: udata && udata.length > 0 ? udata : undefined };
+}
+
+export function newSetElem(draft: Draft, req: Request, ids: BatchIds): void {
+  const list = req.attrs.get(NFTA_SET_ELEM_LIST.ELEMENTS);
+  if (!list) fail(E.EINVAL);
+  const target = elementTarget(draft, req, ids);
+  if (target.set.use > 0 && target.set.flags & (NFT_SET_CONSTANT | NFT_SET_ANONYMOUS)) fail(E.EBUSY);
+  const m = draft.mutableSet(target.table, target.set);
+  for (const item of list.children().all) {
+    if (item.type !== NFTA_LIST_ELEM) fail(E.EINVAL, item);
+    const el = parseElement(m.set, item, true);
+    const k = hex(el.key);
+    if (m.set.elements.has(k)) {
+      if (req.msg.flags & NLM_F_EXCL) fail(E.EEXIST, item);
+      continue; // taken as it is: the old element keeps its user data
+    }
+    m.set.elements.set(k, el);
+    draft.changed = true;
+  }
+}
+
+export function delSetElem(draft: Draft, req: Request, ids: BatchIds): void {
+  const target = elementTarget(draft, req, ids);
+  if (target.set.flags & NFT_SET_ANONYMOUS) fail(E.EOPNOTSUPP);
+  if (target.set.use > 0 && target.set.flags & NFT_SET_CONSTANT) fail(E.EBUSY);
+  const m = draft.mutableSet(target.table, target.set);
+  const list = req.attrs.get(NFTA_SET_ELEM_LIST.ELEMENTS);
+  if (!list) {
+    // No elements named: every element goes (nft's `flush set`).
+    if (m.set.elements.size > 0) draft.changed = true;
+    m.set.elements.clear();
+    return;
+  }
+  for (const item of list.children().all) {
+    if (item.type !== NFTA_LIST_ELEM) fail(E.EINVAL, item);
+    const el = parseElement(m.set, item, false);
+    if (!m.set.elements.delete(hex(el.key))) fail(E.ENOENT, item);
+    draft.changed = true;
+  }
+}

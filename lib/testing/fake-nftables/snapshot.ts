@@ -1,0 +1,126 @@
+/**
+ * The read-only view of a FakeNftables: plain frozen data copied out of the state, with comments read from the
+ * user data the way nft reads them (libnftnl's TLVs) and keys of 4 and 16 bytes written as addresses.
+ */
+import { formatAddr } from '../fake-netlink/snapshot.js';
+import type { ChainObj, RuleObj, SetObj, State, TableObj, Udata } from './model.js';
+
+export interface FakeNftElementSnapshot {
+  /** The key as an address when it is 4 or 16 bytes long, else hex. */
+  key: string;
+  comment: string | undefined;
+}
+
+export interface FakeNftSetSnapshot {
+  name: string;
+  handle: number;
+  keyType: number;
+  keyLength: number;
+  flags: number;
+  comment: string | undefined;
+  /** How many rules refer to the set. */
+  use: number;
+  elements: readonly FakeNftElementSnapshot[];
+}
+
+export interface FakeNftRuleSnapshot {
+  handle: number;
+  comment: string | undefined;
+  /** The NFTA_RULE_EXPRESSIONS payload as it was sent, hex. */
+  expressions: string;
+}
+
+export interface FakeNftChainSnapshot {
+  name: string;
+  handle: number;
+  type: string | undefined;
+  hook: number | undefined;
+  priority: number | undefined;
+  policy: number | undefined;
+  comment: string | undefined;
+  rules: readonly FakeNftRuleSnapshot[];
+}
+
+export interface FakeNftTableSnapshot {
+  family: number;
+  name: string;
+  handle: number;
+  flags: number;
+  comment: string | undefined;
+  chains: readonly FakeNftChainSnapshot[];
+  sets: readonly FakeNftSetSnapshot[];
+}
+
+export interface FakeNftablesSnapshot {
+  /** The generation: moves on with every batch that changed something. */
+  genId: number;
+  tables: readonly FakeNftTableSnapshot[];
+}
+
+/** udataComment reads the first TLV record of the given type as a NUL-terminated string. */
+export function udataComment(udata: Udata, type: number): string | undefined {
+  if (!udata) return undefined;
+  let off = 0;
+  while (off + 2 <= udata.length) {
+    const t = udata[off]!;
+    const n = udata[off + 1]!;
+    if (n > udata.length - off - 2) return undefined;
+    if (t === type) {
+      const value = udata.subarray(off + 2, off + 2 + n);
+      const nul = value.indexOf(0);
+      return nul < 0 ? undefined : Buffer.from(value.subarray(0, nul)).toString('utf8');
+    }
+    off += 2 + n;
+  }
+  return undefined;
+}
+
+function keyText(key: Uint8Array): string {
+  return key.length === 4 || key.length === 16 ? formatAddr(key) : Buffer.from(key).toString('hex');
+}
+
+function setSnapshot(s: SetObj): FakeNftSetSnapshot {
+  return Object.freeze({
+    name: s.name,
+    handle: Number(s.handle),
+    keyType: s.keyType,
+    keyLength: s.keyLen,
+    flags: s.flags,
+    comment: udataComment(s.udata, 7),
+    use: s.use,
+    elements: Object.freeze([...s.elements.values()].map((e) => Object.freeze({ key: keyText(e.key), comment: udataComment(e.udata, 0) }))),
+  });
+}
+
+function ruleSnapshot(r: RuleObj): FakeNftRuleSnapshot {
+  return Object.freeze({ handle: Number(r.handle), comment: udataComment(r.udata, 0), expressions: Buffer.from(r.expressions).toString('hex') });
+}
+
+function chainSnapshot(c: ChainObj): FakeNftChainSnapshot {
+  return Object.freeze({
+    name: c.name,
+    handle: Number(c.handle),
+    type: c.base?.type,
+    hook: c.base?.hook,
+    priority: c.base?.priority,
+    policy: c.base?.policy,
+    comment: udataComment(c.udata, 0),
+    rules: Object.freeze(c.rules.map(ruleSnapshot)),
+  });
+}
+
+function tableSnapshot(t: TableObj): FakeNftTableSnapshot {
+  return Object.freeze({
+    family: t.family,
+    name: t.name,
+    handle: Number(t.handle),
+    flags: t.flags,
+    comment: udataComment(t.udata, 0),
+    chains: Object.freeze([...t.chains.values()].map(chainSnapshot)),
+    sets: Object.freeze([...t.sets.values()].map(setSnapshot)),
+  });
+}
+
+export function snapshot(state: State): FakeNftablesSnapshot {
+  return Object.freeze({ genId: state.genId, tables: Object.freeze([...state.tables.values()].map(tableSnapshot)) });
+}
