@@ -6,7 +6,7 @@
  */
 import { PodnetSystemError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { SeqpacketSocket } from '../unix/socket.js';
+import { receivePrepared, sendPrepared, type SeqpacketSocket } from '../unix/socket.js';
 import { ProxyAckError, ProxyError, type ProxyErrorContext } from './errors.js';
 import { decodeHello, decodeResponse, ZDS_READ_BUFFER_BYTES } from './zds-messages.js';
 
@@ -48,6 +48,8 @@ export class ZdsConnection {
   readonly #timeoutMs: number;
   readonly #log: Logger;
   #tail: Promise<unknown> = Promise.resolve();
+  /** Requests made and not yet settled: with none, a request goes out at once instead of a tick later. */
+  #inFlight = 0;
   #waiter: Waiter | undefined;
   #ended: DisconnectReason | undefined;
   readonly #endListeners: ((why: DisconnectReason) => void)[] = [];
@@ -95,7 +97,8 @@ export class ZdsConnection {
    * answer the next request), `EPIPE`/`ECONNRESET`, `ERR_PROXY_PROTOCOL`.
    */
   request(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext): Promise<string> {
-    const run = this.#tail.then(() => this.#exchange(bytes, fd, context));
+    const run = this.#inFlight === 0 ? this.#exchange(bytes, fd, context) : this.#tail.then(() => this.#exchange(bytes, fd, context));
+    this.#inFlight++;
     this.#tail = run.catch(() => undefined);
     return run;
   }
@@ -107,7 +110,14 @@ export class ZdsConnection {
   }
 
   async #exchange(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext): Promise<string> {
-    const ctx = { ...context, path: this.#socket.path };
+    try {
+      return await this.#sendAndAwaitAck(bytes, fd, { ...context, path: this.#socket.path });
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  async #sendAndAwaitAck(bytes: Uint8Array, fd: number | undefined, ctx: ProxyErrorContext): Promise<string> {
     if (this.#ended) throw this.#lost(ctx);
     const acked = new Promise<string>((resolve, reject) => {
       this.#waiter = { resolve, reject, context: ctx };
@@ -122,7 +132,8 @@ export class ZdsConnection {
       this.end({ reason: 'timeout', error: err });
     }, this.#timeoutMs);
     try {
-      await this.#socket.send(bytes, { fds: fd === undefined ? [] : [fd], timeoutMs: this.#timeoutMs });
+      // bytes come from encodeRequest and fd from a Netns handle of the server's own: nothing to check again.
+      await sendPrepared(this.#socket, bytes, fd === undefined ? [] : [fd], this.#timeoutMs);
     } catch (err) {
       const failure = asProxyError(err, ctx);
       this.end({ reason: (err as { code?: unknown }).code === 'ETIMEDOUT' ? 'timeout' : 'error', error: failure });
@@ -139,7 +150,7 @@ export class ZdsConnection {
     for (;;) {
       let msg;
       try {
-        msg = await this.#socket.receive({ maxBytes: ZDS_READ_BUFFER_BYTES, maxFds: 0 });
+        msg = await receivePrepared(this.#socket, ZDS_READ_BUFFER_BYTES, 0, -1);
       } catch (err) {
         if (this.#ended) return;
         const code = (err as { code?: unknown }).code;

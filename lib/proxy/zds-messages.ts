@@ -216,11 +216,19 @@ export function decodeHello(bytes: Uint8Array): ZdsHelloMessage {
   return { version: decode(ZdsHelloSchema, bytes).version };
 }
 
+/** The canonical encoding of a success ack, what a proxy answers nearly always: decoded without the reflection. */
+const SUCCESS_ACK = toBinary(WorkloadResponseSchema, create(WorkloadResponseSchema, { payload: { case: 'ack', value: {} } }));
+
+function isSuccessAck(bytes: Uint8Array): boolean {
+  return bytes.length === SUCCESS_ACK.length && bytes.every((b, i) => b === SUCCESS_ACK[i]);
+}
+
 /**
  * decodeResponse decodes a proxy's WorkloadResponse. Throws ZdsError `ERR_ZDS_PROTOCOL` for bytes that are not a
  * WorkloadResponse, or one without an ack.
  */
 export function decodeResponse(bytes: Uint8Array): ZdsResponse {
+  if (bytes instanceof Uint8Array && isSuccessAck(bytes)) return { ack: { error: '' } };
   const msg = decode(WorkloadResponseSchema, bytes);
   if (msg.payload.case !== 'ack') {
     throw protocolError('ZDS WorkloadResponse has no ack', WorkloadResponseSchema);

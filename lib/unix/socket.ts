@@ -28,6 +28,7 @@ const DEFAULT_MAX_BYTES = 1024;
 const DEFAULT_MAX_FDS = 1;
 
 let wrap: (handle: RawSeqpacketSocketHandle, path: string) => SeqpacketSocket;
+let live: (socket: SeqpacketSocket) => RawSeqpacketSocketHandle;
 
 /**
  * SeqpacketSocket is a connected unix SOCK_SEQPACKET socket: each send() is one message, each receive() takes one,
@@ -44,6 +45,7 @@ export class SeqpacketSocket implements Disposable {
 
   static {
     wrap = (handle, path) => new SeqpacketSocket(handle, path);
+    live = (socket) => socket.#live();
   }
 
   private constructor(handle: RawSeqpacketSocketHandle, path: string) {
@@ -133,6 +135,26 @@ export class SeqpacketSocket implements Disposable {
     if (!this.#handle) throw unixClosedError('seqpacket socket', this.path);
     return this.#handle;
   }
+}
+
+/**
+ * sendPrepared is send() for podnet's own callers (the ZDS connection), whose bytes and fds it made and checked
+ * itself: no option checks and no caller stack, which cost a new Error and an fcntl per message on the path of a
+ * ZDS round trip. It rejects as send() does.
+ */
+export function sendPrepared(socket: SeqpacketSocket, bytes: Uint8Array, fds: number[], timeoutMs: number): Promise<void> {
+  try {
+    return live(socket).send(bytes, fds, timeoutMs);
+  } catch (err) {
+    return Promise.reject(err); // a closed socket: a rejection, as from send()
+  }
+}
+
+/** receivePrepared is receive() for podnet's own callers, with checked limits and no caller stack (see sendPrepared). */
+export async function receivePrepared(socket: SeqpacketSocket, maxBytes: number, maxFds: number, timeoutMs: number): Promise<ReceivedMessage | null> {
+  const raw = await live(socket).receive(maxBytes, maxFds, timeoutMs);
+  if (raw === null) return null;
+  return { data: raw.data, fds: raw.fds.map(adoptReceivedFd) };
 }
 
 /** socketFromHandle wraps a connected handle (an accepted connection); the socket owns it from then on. */
