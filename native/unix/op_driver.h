@@ -2,10 +2,12 @@
 // tried with a nonblocking syscall first and, on EAGAIN, waited for with an
 // FdWaiter, in call order, each with its own deadline. All on the JS thread.
 //
-// Lifetime: a waiter exists only while some operation waits, and each
-// waiter holds a reference to the wrap's JS object (KeepAlive) until its
-// handles have closed, so no libuv callback can reach a collected wrap, and
-// an idle wrap keeps neither the loop nor itself alive.
+// Lifetime: a waiter exists only while some operation waits (and through
+// the callback that settled the last one, so a read loop's next read finds
+// it still registered), and each waiter holds a reference to the wrap's JS
+// object (KeepAlive) until its handles have closed, so no libuv callback can
+// reach a collected wrap, and an idle wrap keeps neither the loop nor itself
+// alive.
 #pragma once
 
 #include <napi.h>
