@@ -2,7 +2,7 @@
 // package, so `import 'podnet'` resolves through package.json's exports to the built dist/ as it does after
 // `npm install podnet`. Blocks are type-checked as strict TypeScript against dist's declarations (so every API name
 // in them is checked), compiled to JavaScript for Node 20 (which has no `using`) and run with node.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,9 @@ export class BlockWorkspace {
 
   /** create makes the project in a fresh temp folder and writes every block into it as block-<n>.ts. */
   static create(blocks: readonly ReadmeBlock[]): BlockWorkspace {
+    for (const built of ['dist/index.js', 'dist/testing/index.js']) {
+      if (!existsSync(join(ROOT, built))) throw new Error(`README blocks run on the built package, and ${built} is missing: npm run build:ts`);
+    }
     const ws = new BlockWorkspace(mkdtempSync(join(tmpdir(), 'podnet-readme-')));
     try {
       writeFileSync(join(ws.dir, 'package.json'), JSON.stringify({ name: 'readme-blocks', private: true, type: 'module' }));
