@@ -2,10 +2,15 @@
 
 /** LogFields say what a log line is about; any other field may be added. */
 export interface LogFields {
+  /** The pod's UID. */
   pod?: string;
+  /** The IP address the line is about. */
   ip?: string;
+  /** The ipset set. */
   set?: string;
+  /** The namespace, as a path. */
   netns?: string;
+  /** The agent step (an AgentStep). */
   step?: string;
   [key: string]: unknown;
 }

@@ -29,8 +29,11 @@ export class AgentError extends PodnetError {
  * the probe set for another pod. Both owners are named; nothing is changed.
  */
 export class ProbeOwnerConflictError extends PodnetError {
+  /** The IP address (IPv4-mapped IPv6 unmapped). */
   readonly ip: string;
+  /** The UID of the pod that held the IP. */
   readonly previousOwner: string;
+  /** The UID of the pod that claimed it. */
   readonly newOwner: string;
 
   constructor(ip: string, previousOwner: string, newOwner: string) {

@@ -28,15 +28,21 @@ export type ConflictPolicy = 'takeover' | 'error';
 
 /** ProbeConflict is a takeover: ip was owned by previousOwner when newOwner claimed it. */
 export interface ProbeConflict {
+  /** The IP address (IPv4-mapped IPv6 unmapped). */
   ip: string;
+  /** The UID of the pod that held the IP. */
   previousOwner: string;
+  /** The UID of the pod that claimed it. */
   newOwner: string;
 }
 
 /** ProbeOwnerMismatch is a removal that did not happen because someone else owns the entry (or nobody does). */
 export interface ProbeOwnerMismatch {
+  /** The IP address. */
   ip: string;
+  /** The UID the removal was asked for. */
   owner: string;
+  /** The UID that holds the entry, or undefined when nobody does. */
   actualOwner: string | undefined;
 }
 

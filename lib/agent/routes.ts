@@ -9,7 +9,16 @@ import type { Rtnetlink } from '../rtnetlink/client.js';
 import type { RouteSpec, RoutingRuleSpec } from '../rtnetlink/types.js';
 
 /** INPOD_ROUTING holds the reference agent's table, rule preference and mark (istio cni/pkg/iptables). */
-export const INPOD_ROUTING = Object.freeze({ table: 100, priority: 32764, mark: 0x111, mask: 0xfff });
+export const INPOD_ROUTING = Object.freeze({
+  /** The table whose only route delivers everything to the local stack. */
+  table: 100,
+  /** The rule's preference, ahead of the main table's 32766. */
+  priority: 32764,
+  /** The fwmark the rule matches: the proxy's connmark, restored to the packet. */
+  mark: 0x111,
+  /** The mask for mark. */
+  mask: 0xfff,
+});
 
 /** inpodRoutingRule is `fwmark 0x111/0xfff pref 32764 lookup 100` of one family. */
 export function inpodRoutingRule(family: 4 | 6): RoutingRuleSpec {

@@ -11,16 +11,27 @@ import { checkString, invalidType, invalidValue } from '../validate.js';
 
 /** INPOD holds the marks, ports, addresses and chain names the host and in-pod rules share (the reference agent's values). */
 export const INPOD = Object.freeze({
+  /** The mark the proxy's own sockets set (SO_MARK): their packets skip redirection. */
   proxyMark: '0x539/0xfff',
+  /** The connmark of connections the proxy marked; restored to the packet mark for policy routing. */
   connMark: '0x111/0xfff',
+  /** The proxy's outbound capture port (REDIRECT target of the pod's own connections). */
   outboundPort: '15001',
+  /** The proxy's inbound capture port (REDIRECT target of connections to the pod). */
   inboundPort: '15006',
+  /** The proxy's HBONE (HTTP CONNECT over mTLS) port: inbound connections to it are not redirected. */
   hbonePort: '15008',
+  /** The proxy's DNS port, where port 53 is redirected when DNS capture is on. */
   dnsPort: '15053',
+  /** The IPv4 source address kubelet probes are SNATed to on the host. */
   probeSourceV4: '169.254.7.127',
+  /** The IPv6 source address kubelet probes are SNATed to on the host. */
   probeSourceV6: 'fd16:9254:7127:1337:ffff:ffff:ffff:ffff',
+  /** The in-pod chain (mangle, nat, raw) hooked into PREROUTING. */
   preroutingChain: 'ISTIO_PRERT',
+  /** The in-pod chain (mangle, nat, raw) hooked into OUTPUT. */
   outputChain: 'ISTIO_OUTPUT',
+  /** The host chain hooked into nat POSTROUTING (the probe SNAT). */
   postroutingChain: 'ISTIO_POSTRT',
 });
 

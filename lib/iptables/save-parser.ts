@@ -7,22 +7,27 @@ import { tokenizeLine } from './quote.js';
 
 /** ChainState is one chain: its policy (null for user chains) and its rules' arguments after `-A CHAIN`. */
 export interface ChainState {
+  /** The built-in chain's policy (`ACCEPT`, `DROP`), or null for a user chain. */
   policy: string | null;
+  /** Each rule's arguments after `-A CHAIN`, in order. */
   rules: string[][];
 }
 
 /** TableState maps chain names to chains, in the order iptables-save printed them. */
 export interface TableState {
+  /** The table's chains by name. */
   chains: Record<string, ChainState>;
 }
 
 /** IptablesState maps table names to tables. */
 export interface IptablesState {
+  /** The tables by name (`filter`, `nat`, ...). */
   tables: Record<string, TableState>;
 }
 
 /** IptablesSaveParseError is output that is not iptables-save format; `line` is 1-based. */
 export class IptablesSaveParseError extends PodnetError {
+  /** The 1-based line of the output that is not iptables-save format. */
   readonly line: number;
 
   constructor(line: number, detail: string) {

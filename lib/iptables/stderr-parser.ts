@@ -8,8 +8,11 @@ import type { IptablesFailureReason } from '../errors.js';
 
 /** ParsedRestoreStderr is what stderr said: the blamed line (1-based), a reason, and the message to show. */
 export interface ParsedRestoreStderr {
+  /** The 1-based input line the message blames, when it names one. */
   line: number | undefined;
+  /** The failure, classified. */
   reason: IptablesFailureReason;
+  /** The line of stderr that says what failed. */
   message: string;
   /** The chain named by the message (nft kernel errors, missing jump targets). */
   chain?: string;

@@ -9,13 +9,17 @@ import type { IptablesState } from './save-parser.js';
 
 /** RuleRef names a rule (args) or, with args null, an owned chain itself. */
 export interface RuleRef {
+  /** The table. */
   table: IptablesTable;
+  /** The chain. */
   chain: string;
+  /** The rule's arguments after `-A CHAIN`, or null for the owned chain itself. */
   args: readonly string[] | null;
 }
 
 /** VerifyResult says whether the state holds the rule set, and what differs. */
 export interface VerifyResult {
+  /** Whether the state holds the rule set exactly (missing, unexpected and reordered are all empty). */
   inSync: boolean;
   /** Owned chains and rules of the set that are not there. */
   missing: RuleRef[];

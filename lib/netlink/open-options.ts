@@ -8,8 +8,11 @@ import type { NetlinkPeer } from './peer.js';
 
 /** NetlinkOpenOptions are the fields both clients' open options share. */
 export interface NetlinkOpenOptions {
+  /** The namespace to work in (a handle or a path); default: the current one. */
   netns?: NetnsLike;
+  /** A peer to talk to instead of the kernel (a fake kernel such as FakeNetlink). */
   netlink?: NetlinkPeer;
+  /** Deadline for each kernel answer, milliseconds (default 5000). */
   timeoutMs?: number;
 }
 

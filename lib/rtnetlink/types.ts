@@ -34,18 +34,23 @@ export type RoutingRuleAction = 'toTable' | 'goto' | 'nop' | 'blackhole' | 'unre
 
 /** RawAttribute is an attribute podnet does not decode, kept as the kernel sent it (flags masked off). */
 export interface RawAttribute {
+  /** The attribute type (nla_type without the NLA_F_* flags). */
   readonly type: number;
+  /** Its payload, without the attribute header. */
   readonly data: Buffer;
 }
 
 /** Link is one network interface as RTM_GETLINK reports it. */
 export interface Link {
+  /** The interface index (ifi_index). */
   readonly index: number;
+  /** The interface name (IFLA_IFNAME), at most 15 bytes. */
   readonly name: string;
   /** IFF_* flags (IFF_UP is 0x1). */
   readonly flags: number;
   /** Whether IFF_UP is set (administratively up). */
   readonly up: boolean;
+  /** IFLA_MTU, when the kernel sent it. */
   readonly mtu: number | undefined;
   /** ARPHRD_* link type (1 ether, 772 loopback). */
   readonly linkType: number;
@@ -57,73 +62,105 @@ export interface Link {
   readonly kind: string | undefined;
   /** Index of the master device (bridge, bond, VRF). */
   readonly master: number | undefined;
+  /** Attributes podnet does not decode. */
   readonly raw: readonly RawAttribute[];
 }
 
 /** Address is one interface address as RTM_GETADDR reports it. */
 export interface Address {
+  /** The address family. */
   readonly family: IpFamily;
+  /** The address (IFA_LOCAL, or IFA_ADDRESS when there is no local one). */
   readonly address: string;
+  /** The prefix length (ifa_prefixlen). */
   readonly prefixLength: number;
   /** Index of the link the address is on. */
   readonly link: number;
+  /** ifa_scope: where the address is valid. */
   readonly scope: RouteScope;
   /** IFA_F_* flags (0x80 permanent, ...). */
   readonly flags: number;
   /** The peer of a point-to-point address. */
   readonly peer: string | undefined;
+  /** IFA_LABEL (`eth0:1`), when the address has one. */
   readonly label: string | undefined;
+  /** Attributes podnet does not decode. */
   readonly raw: readonly RawAttribute[];
 }
 
 /** Route is one route as RTM_GETROUTE reports it. */
 export interface Route {
+  /** The address family. */
   readonly family: IpFamily;
   /** Destination prefix address; the family's any address ("0.0.0.0", "::") for a default route. */
   readonly dst: string;
+  /** The destination prefix length (0 for a default route). */
   readonly dstLength: number;
+  /** The source prefix address (RTA_SRC, policy routes only). */
   readonly src: string | undefined;
+  /** The source prefix length. */
   readonly srcLength: number;
+  /** The TOS the route matches (0: any). */
   readonly tos: number;
   /** Table id (254 main, 255 local, 253 default; up to 2^32-1 through RTA_TABLE). */
   readonly table: number;
+  /** rtm_type: unicast, local, blackhole, ... */
   readonly type: RouteType;
+  /** rtm_scope: how far the destination is. */
   readonly scope: RouteScope;
+  /** rtm_protocol: who installed the route. */
   readonly protocol: RouteProtocol;
   /** Output interface index. */
   readonly oif: number | undefined;
+  /** The next hop (RTA_GATEWAY). */
   readonly gateway: string | undefined;
+  /** The preferred source address (RTA_PREFSRC). */
   readonly prefsrc: string | undefined;
   /** Metric (RTA_PRIORITY). */
   readonly priority: number | undefined;
   /** RTM_F_* flags. */
   readonly flags: number;
+  /** Attributes podnet does not decode. */
   readonly raw: readonly RawAttribute[];
 }
 
 /** RoutingRule is one policy routing rule as RTM_GETRULE reports it. */
 export interface RoutingRule {
+  /** The address family. */
   readonly family: IpFamily;
   /** Preference; 0 when the kernel sent none (the local table's rule). */
   readonly priority: number;
+  /** The table it looks up (FRA_TABLE or the header's table). */
   readonly table: number;
+  /** What a match does: look up table, goto another rule, nop, or refuse the packet. */
   readonly action: RoutingRuleAction;
+  /** The fwmark it matches (FRA_FWMARK). */
   readonly mark: number | undefined;
+  /** The mask for mark (FRA_FWMASK). */
   readonly mask: number | undefined;
+  /** The source prefix it matches. */
   readonly src: string | undefined;
+  /** The source prefix length (0: any). */
   readonly srcLength: number;
+  /** The destination prefix it matches. */
   readonly dst: string | undefined;
+  /** The destination prefix length (0: any). */
   readonly dstLength: number;
+  /** The input interface it matches (FRA_IIFNAME). */
   readonly iifname: string | undefined;
+  /** The output interface it matches (FRA_OIFNAME). */
   readonly oifname: string | undefined;
   /** `not`: FIB_RULE_INVERT. */
   readonly invert: boolean;
   /** Target priority of a goto rule. */
   readonly goto: number | undefined;
+  /** FRA_PROTOCOL: who installed the rule. */
   readonly protocol: RouteProtocol;
+  /** The TOS it matches (0: any). */
   readonly tos: number;
   /** FIB_RULE_* flags. */
   readonly flags: number;
+  /** Attributes podnet does not decode. */
   readonly raw: readonly RawAttribute[];
 }
 
@@ -148,10 +185,13 @@ export interface RouteSpec {
   protocol?: RouteProtocol;
   /** Output link: an index, or a name looked up first. */
   oif?: number | string;
+  /** Next hop, of the route's family. */
   gateway?: string;
+  /** Preferred source address, of the route's family. */
   prefsrc?: string;
   /** Metric 0..2^32-1. */
   priority?: number;
+  /** TOS to match, 0..255 (default 0: any). */
   tos?: number;
 }
 
@@ -169,14 +209,23 @@ export interface RoutingRuleSpec {
   mark?: number;
   /** Mask for mark (default: the kernel's 0xffffffff when mark is given). */
   mask?: number;
+  /** Source prefix address to match. */
   src?: string;
+  /** Source prefix length (default: the full length when src is given). */
   srcLength?: number;
+  /** Destination prefix address to match. */
   dst?: string;
+  /** Destination prefix length (default: the full length when dst is given). */
   dstLength?: number;
+  /** Input interface name to match (at most 15 bytes). */
   iifname?: string;
+  /** Output interface name to match (at most 15 bytes). */
   oifname?: string;
+  /** `not`: match packets the rule does not match (FIB_RULE_INVERT). */
   invert?: boolean;
+  /** Who installs the rule (FRA_PROTOCOL; default: unset). */
   protocol?: RouteProtocol;
+  /** TOS to match, 0..255 (default 0: any). */
   tos?: number;
 }
 

@@ -80,7 +80,9 @@ export class FakeNetnsOpener implements NetnsOpener {
 
 /** FakeNode bundles the fakes of one simulated node. */
 export class FakeNode {
+  /** The fake ipset kernel of the host (the probe sets). */
   readonly netlink: FakeNetlink;
+  /** The pretend namespaces: add() a pod's path before addPod. */
   readonly netns = new FakeNetnsOpener();
   readonly #iptables = new Map<string, FakeIptables>();
   readonly #rtnetlink = new Map<string, FakeRtnetlink>();

@@ -37,6 +37,7 @@ export interface FakeZtunnelOptions {
 
 /** FakeZtunnelWorkload is a workload the fake holds: added and not deleted or dropped since. */
 export interface FakeZtunnelWorkload {
+  /** The pod's UID, as the add named it. */
   readonly uid: string;
   /** What the add said the pod is. */
   readonly workload: ZdsWorkloadInfo;
@@ -64,10 +65,13 @@ export type FakeZtunnelProtocolErrorKind = 'missingFd' | 'extraFds' | 'unexpecte
 
 /** FakeZtunnelProtocolError is one thing the agent did wrong; `message` is also the error text of the ack it got. */
 export interface FakeZtunnelProtocolError {
+  /** What was wrong. */
   readonly kind: FakeZtunnelProtocolErrorKind;
+  /** What the fake answered, as the ack's error text. */
   readonly message: string;
   /** The request's kind and uid, when the message decoded. */
   readonly request: ZdsRequest['kind'] | undefined;
+  /** The request's uid, when the message decoded. */
   readonly uid: string | undefined;
 }
 
@@ -76,7 +80,9 @@ export interface FakeZtunnelProtocolError {
  * close() (`close`), or a receive or send failed (`error`, such as ECONNRESET or EPIPE, with the error).
  */
 export interface FakeZtunnelDisconnect {
+  /** Who ended the connection. */
   readonly reason: 'eof' | 'disconnect' | 'close' | 'error';
+  /** The receive or send failure, for reason `error`. */
   readonly error?: Error;
 }
 

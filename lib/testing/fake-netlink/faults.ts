@@ -10,7 +10,9 @@ export type IpsetCommandName = Lowercase<Exclude<keyof typeof IPSET_CMD, 'NONE'>
 
 /** FaultMatch narrows a fault to requests of one command and/or one set name; empty matches any request. */
 export interface FaultMatch {
+  /** Only requests of this command. */
   command?: IpsetCommandName;
+  /** Only requests about this set. */
   set?: string;
 }
 

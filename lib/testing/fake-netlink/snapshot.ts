@@ -12,43 +12,63 @@ export interface FakeEntrySnapshot {
   readonly cidr?: number;
   /** Port, or ICMP type << 8 | code, and the IP protocol number (hash:ip,port only). */
   readonly port?: number;
+  /** The IP protocol number of the port (6 tcp, 17 udp; hash:ip,port only). */
   readonly proto?: number;
   /** True for a hash:net nomatch entry. */
   readonly nomatch?: boolean;
   /** Seconds left as the kernel would report it (0 = permanent); only in sets with timeouts. */
   readonly timeout?: number;
+  /** Byte counter (sets with counters only). */
   readonly bytes?: bigint;
+  /** Packet counter (sets with counters only). */
   readonly packets?: bigint;
+  /** The entry's comment (sets with comments only; absent when the entry has none). */
   readonly comment?: string;
 }
 
 /** FakeSetOptions are the creation parameters the kernel reports in a set's header. */
 export interface FakeSetOptions {
+  /** The hash size the set was created with (rounded up to a power of two, as the kernel does). */
   readonly hashsize: number;
+  /** The most entries the set takes. */
   readonly maxelem: number;
+  /** The bucket size the kernel reports in the header. */
   readonly bucketsize: number;
   /** Default timeout in seconds; absent when the set has no timeout extension. */
   readonly timeout?: number;
+  /** Whether entries have packet and byte counters. */
   readonly counters: boolean;
+  /** Whether entries may have comments. */
   readonly comment: boolean;
+  /** Whether an add into a full set evicts a random entry instead of failing. */
   readonly forceadd: boolean;
+  /** Whether entries carry skbinfo (mark, priority, queue). */
   readonly skbinfo: boolean;
 }
 
 /** FakeSetSnapshot is one set: its header and its live entries in insertion order. */
 export interface FakeSetSnapshot {
+  /** The set's name. */
   readonly name: string;
+  /** The kernel's index of the set (the order sets are listed in). */
   readonly index: number;
+  /** The set type. */
   readonly type: TypeName;
+  /** The address family. */
   readonly family: 'inet' | 'inet6';
+  /** The type revision the set was created with. */
   readonly revision: number;
+  /** How many iptables rules (or other sets) reference it; a referenced set cannot be destroyed. */
   readonly references: number;
+  /** The creation parameters. */
   readonly options: FakeSetOptions;
+  /** The live entries, in insertion order. */
   readonly entries: readonly FakeEntrySnapshot[];
 }
 
 /** FakeNetlinkSnapshot is the whole ipset state, sets in index order (the order of a dump of all sets). */
 export interface FakeNetlinkSnapshot {
+  /** Every set, in index order. */
   readonly sets: readonly FakeSetSnapshot[];
 }
 

@@ -37,12 +37,15 @@ export interface FakeRtnetlinkOptions {
 
 /** FakeLinkOptions describe a link for addLink; it behaves like an ifb device (ethernet, NOARP, always carrier). */
 export interface FakeLinkOptions {
+  /** The interface name (at most 15 bytes, unique in the namespace). */
   name: string;
   /** ifindex (default: the next free one, as the kernel allocates them). */
   index?: number;
   /** Administratively up (default true). */
   up?: boolean;
+  /** IFLA_MTU (default 1500). */
   mtu?: number;
+  /** IFLA_TXQLEN (default 1000). */
   txqlen?: number;
   /** MAC address "aa:bb:cc:dd:ee:ff" (default 02:00:00:00:hh:ll from the index). */
   address?: string;

@@ -30,7 +30,9 @@ const TYPES: Readonly<Record<RtnetlinkRequestName, number>> = {
 
 /** RtnetlinkFaultMatch narrows a fault to one request type and/or one address family; empty matches any request. */
 export interface RtnetlinkFaultMatch {
+  /** Only requests of this type. */
   type?: RtnetlinkRequestName;
+  /** Only requests of this address family. */
   family?: 4 | 6;
 }
 

@@ -11,13 +11,19 @@ import { type NetnsState, dumpOrder } from './model.js';
 
 /** FakeLinkSnapshot is one link. */
 export interface FakeLinkSnapshot {
+  /** The interface index. */
   readonly index: number;
+  /** The interface name. */
   readonly name: string;
+  /** Whether it is the loopback device (IFF_LOOPBACK). */
   readonly loopback: boolean;
+  /** Whether IFF_UP is set. */
   readonly up: boolean;
   /** IFF_* flags as RTM_NEWLINK reports them. */
   readonly flags: number;
+  /** IFLA_MTU. */
   readonly mtu: number;
+  /** IFLA_TXQLEN. */
   readonly txqlen: number;
   /** Link-layer address, "aa:bb:cc:dd:ee:ff". */
   readonly address: string;
@@ -25,10 +31,15 @@ export interface FakeLinkSnapshot {
 
 /** FakeAddressSnapshot is one address of a link. */
 export interface FakeAddressSnapshot {
+  /** The address family. */
   readonly family: 4 | 6;
+  /** The index of the link the address is on. */
   readonly link: number;
+  /** The address. */
   readonly address: string;
+  /** The prefix length. */
   readonly prefixLength: number;
+  /** RT_SCOPE_* as stored (0 universe, 253 link, 254 host). */
   readonly scope: number;
   /** IFA_F_SECONDARY: another address of the link covers the same subnet. */
   readonly secondary: boolean;
@@ -36,48 +47,77 @@ export interface FakeAddressSnapshot {
 
 /** FakeRouteSnapshot is one route; fields the route does not have are absent. */
 export interface FakeRouteSnapshot {
+  /** The address family. */
   readonly family: 4 | 6;
+  /** The table id. */
   readonly table: number;
   /** Destination prefix, masked ("0.0.0.0" / "::" for a default route). */
   readonly dst: string;
+  /** The destination prefix length. */
   readonly dstLength: number;
+  /** RTN_* (1 unicast, 2 local, 6 blackhole, ...). */
   readonly type: number;
+  /** RT_SCOPE_* as stored. */
   readonly scope: number;
+  /** RTPROT_* (2 kernel, 3 boot, 4 static, ...). */
   readonly protocol: number;
   /** RTA_PRIORITY (IPv6: the metric, 1024 when none was given). */
   readonly priority: number;
+  /** The TOS it matches (0: any). */
   readonly tos: number;
+  /** The output interface index. */
   readonly oif?: number;
+  /** The next hop. */
   readonly gateway?: string;
+  /** The preferred source address. */
   readonly prefsrc?: string;
 }
 
 /** FakeRuleSnapshot is one policy rule. */
 export interface FakeRuleSnapshot {
+  /** The address family. */
   readonly family: 4 | 6;
+  /** The rule preference. */
   readonly priority: number;
+  /** The table it looks up. */
   readonly table: number;
+  /** FR_ACT_* (1 to table, 2 goto, 3 nop, 6 blackhole, ...). */
   readonly action: number;
   /** fib_rule_hdr.flags as stored (FIB_RULE_INVERT, ...), without the ones a dump computes. */
   readonly flags: number;
+  /** RTPROT_* of whoever installed it. */
   readonly protocol: number;
+  /** The TOS it matches (0: any). */
   readonly tos: number;
+  /** The fwmark it matches. */
   readonly mark?: number;
+  /** The mask for mark. */
   readonly mask?: number;
+  /** The source prefix it matches. */
   readonly src?: string;
+  /** The source prefix length (0: any). */
   readonly srcLength: number;
+  /** The destination prefix it matches. */
   readonly dst?: string;
+  /** The destination prefix length (0: any). */
   readonly dstLength: number;
+  /** The input interface it matches. */
   readonly iifname?: string;
+  /** The output interface it matches. */
   readonly oifname?: string;
+  /** The preference a goto rule jumps to. */
   readonly goto?: number;
 }
 
 /** FakeRtnetlinkSnapshot is the whole namespace. */
 export interface FakeRtnetlinkSnapshot {
+  /** Links by index. */
   readonly links: readonly FakeLinkSnapshot[];
+  /** Addresses, IPv4 then IPv6, by link index. */
   readonly addresses: readonly FakeAddressSnapshot[];
+  /** Routes of every table, in dump order. */
   readonly routes: readonly FakeRouteSnapshot[];
+  /** Policy rules, IPv4 then IPv6, each in the kernel's order (by preference). */
   readonly rules: readonly FakeRuleSnapshot[];
 }
 
