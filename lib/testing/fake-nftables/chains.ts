@@ -1,7 +1,8 @@
 /**
  * NEWCHAIN and DELCHAIN inside a batch (nf_tables_newchain / updchain / addchain / delchain): base chains with
- * type, hook, priority and policy; an update must keep type, hook and priority; a delete takes the chain's rules
- * with it unless NLM_F_NONREC, and is EBUSY while rules of other chains jump to it.
+ * type, hook, priority and policy; an update may change the policy only; a delete takes the chain's rules
+ * with it unless NLM_F_NONREC, and is EBUSY while rules of other chains jump to it. An update that moves a base
+ * chain to another hook or priority is EOPNOTSUPP, to another type EEXIST.
  */
 import type { Attr } from '../fake-netlink/codec.js';
 import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
@@ -78,7 +79,8 @@ export function newChain(draft: Draft, req: Request): void {
       if (!chain.base) fail(E.EEXIST, hookAttr);
       const h = parseHook(req.family, hookAttr, a.get(NFTA_CHAIN.TYPE));
       if (h.type !== chain.base.type) fail(E.EEXIST, a.get(NFTA_CHAIN.TYPE));
-      if (h.hook !== chain.base.hook || h.priority !== chain.base.priority) fail(E.EEXIST, hookAttr);
+      // Moving a base chain to another hook or priority is an update the kernel does not make.
+      if (h.hook !== chain.base.hook || h.priority !== chain.base.priority) fail(E.EOPNOTSUPP, hookAttr);
     }
     // An update is a transaction of its own even when it changes nothing.
     const { chain: c } = draft.mutableChain(table, chain);

@@ -1,0 +1,18 @@
+// The nftables contract on the kernel, in a fresh namespace per test (deleted afterwards, also on failure).
+import { Nftables } from '../../lib/index.js';
+import { TestNetns } from '../helpers/netns.js';
+import { describePrivileged } from '../helpers/privileged.js';
+import { nftablesContract } from './contract.js';
+
+describePrivileged('nftables contract on the kernel', () => {
+  nftablesContract('kernel', () => {
+    let ns: TestNetns | undefined;
+    return {
+      open: () => {
+        ns = new TestNetns('nftc');
+        return Nftables.open({ netns: ns.path });
+      },
+      cleanup: () => ns?.delete(),
+    };
+  });
+});
