@@ -10,8 +10,9 @@
 //          Dumps and gets: family kDumpFamilies[(a >> 1) % 4]; table "t" when
 //          a & 8 (Chains, Sets, Rules), else all tables.
 //   33-64  eight batch descriptors of 4 bytes [k, p1, p2, p3] (MakeOp):
-//          k % 8: 0, 6 table   1 chain   2 set   3, 5 elements   4 flush table
-//                 7 an op the codec must refuse (variant p2 % 8)
+//          k % 8: 0 table   1 chain   2 set   3, 5 elements   4 flush table
+//                 6 rule (MakeRule)   7 an op the codec must refuse
+//                 (variant p2 % 10)
 //          k & 8 delete; (k >> 4) & 3 the flags kFlags; k & 0x40 a set id
 //          p1 & 3 family kFamilies; p1 & 4 a base chain / IPv6 set or keys;
 //          p1 & 8 nat chain / dormant table / element flags; p1 & 0x10 names
@@ -19,6 +20,10 @@
 //          p2 % 129 comment length (0: none); p3 element count
 //          (p3 & 0x7f) * (p3 & 0x80 ? 16 : 1) + 1, chain hook p3 % 5 and
 //          priority (int8) p3 * 10, set flags p3
+// Rules (k % 8 == 6): add (k & 8 clear; (p3 >> 4) % 8 + 1 expressions from
+// Palette() starting at p3 % its size, appended unless p1 & 0x20, at a
+// position when p1 & 0x40), delete by handle p3 + 1 (k & 8 and p1 & 0x20) or
+// flush the chain (k & 8 without it).
 // Every decoded object must be what the binding relies on: names of at most
 // NFT_NAME_MAXLEN - 1 bytes without a NUL, comments that fit a user data
 // record, element keys of 1..NFT_DATA_VALUE_MAXLEN bytes and an element got
@@ -81,7 +86,25 @@ nft::Op InvalidOp(const Desc& d) {
   op.flags = kFlags[(d.k >> 4) & 3];
   op.table.name = op.chain.table = op.chain.name = op.set.table = op.set.name = "x";
   op.set.keyLen = 4;
-  switch (d.p2 % 8) {
+  switch (d.p2 % 10) {
+    case 8:  // a rule without expressions
+      op.kind = nft::Op::kRule;
+      op.rule.table = op.rule.chain = "x";
+      op.del = false;
+      return op;
+    case 9: {  // a jump without a chain
+      op.kind = nft::Op::kRule;
+      op.rule.table = op.rule.chain = "x";
+      nft::Expr x;
+      x.name = "immediate";
+      nft::ExprField f;
+      f.spec = nft::FindField("immediate", "verdict");
+      f.num = static_cast<uint32_t>(NFT_JUMP);
+      x.fields.push_back(f);
+      op.rule.exprs.push_back(x);
+      op.del = false;
+      return op;
+    }
     case 0: op.kind = nft::Op::kTable; op.table.name.clear(); break;
     case 1: op.kind = nft::Op::kFlushTable; op.table.name.assign(nft::kNameMax + 1, 'x'); break;
     case 2: op.kind = nft::Op::kChain; op.chain.name.assign("a\0b", 3); break;
@@ -98,7 +121,83 @@ nft::Op InvalidOp(const Desc& d) {
       op.chain.hasHook = true;  // a base chain without a type
       break;
   }
-  op.del = (d.k & 8) != 0 && d.p2 % 8 != 6;
+  op.del = (d.k & 8) != 0 && d.p2 % 10 != 6;
+  return op;
+}
+
+nft::ExprField Num(const char* expr, const char* key, uint64_t v) {
+  nft::ExprField f;
+  f.spec = nft::FindField(expr, key);
+  f.num = v;
+  return f;
+}
+
+nft::ExprField Data(const char* expr, const char* key, std::vector<uint8_t> v) {
+  nft::ExprField f;
+  f.spec = nft::FindField(expr, key);
+  f.bytes = std::move(v);
+  return f;
+}
+
+nft::Expr E(const char* name, std::vector<nft::ExprField> fields) {
+  nft::Expr x;
+  x.name = name;
+  x.fields = std::move(fields);
+  return x;
+}
+
+// Expressions the codec must encode, one of each kind and form.
+std::vector<nft::Expr> Palette() {
+  nft::ExprField jump = Num("immediate", "verdict", static_cast<uint32_t>(NFT_JUMP));
+  jump.hasChain = true;
+  jump.str = "c";
+  nft::ExprField set;
+  set.spec = nft::FindField("lookup", "set");
+  set.str = "s";
+  nft::Expr raw;
+  raw.name = "limit";
+  raw.raw = true;
+  raw.data = {8, 0, 3, 0, 0, 0, 0, 5, 1};  // an unaligned tail: padded when written
+  return {
+      E("meta", {Num("meta", "key", NFT_META_L4PROTO), Num("meta", "dreg", NFT_REG_1)}),
+      E("cmp", {Num("cmp", "sreg", NFT_REG_1), Num("cmp", "op", NFT_CMP_EQ), Data("cmp", "data", {6})}),
+      E("payload", {Num("payload", "dreg", NFT_REG_1), Num("payload", "base", NFT_PAYLOAD_NETWORK_HEADER),
+                    Num("payload", "offset", 12), Num("payload", "len", 4)}),
+      E("bitwise", {Num("bitwise", "sreg", NFT_REG_1), Num("bitwise", "dreg", NFT_REG_1), Num("bitwise", "len", 4),
+                    Data("bitwise", "mask", {0xff, 0x0f, 0, 0}), Data("bitwise", "xor", {0, 0, 0, 0})}),
+      E("lookup", {Num("lookup", "sreg", NFT_REG_1), set, Num("lookup", "flags", NFT_LOOKUP_F_INV)}),
+      E("ct", {Num("ct", "key", NFT_CT_MARK), Num("ct", "dreg", NFT_REG32_00), Num("ct", "direction", 1)}),
+      E("counter", {}),
+      E("immediate", {Num("immediate", "dreg", NFT_REG_1), Data("immediate", "data", {0x3a, 0x9e})}),
+      E("redir", {Num("redir", "regProtoMin", NFT_REG_1), Num("redir", "flags", 2)}),
+      E("nat", {Num("nat", "type", NFT_NAT_SNAT), Num("nat", "family", NFPROTO_IPV4), Num("nat", "regAddrMin", NFT_REG_1)}),
+      E("masq", {}),
+      E("immediate", {Num("immediate", "dreg", NFT_REG_VERDICT), jump}),
+      E("counter", {Num("counter", "bytes", 1ull << 40), Num("counter", "packets", 7)}),
+      raw,
+  };
+}
+
+nft::Op MakeRule(const Desc& d, uint8_t family, const std::string& table, const std::string& comment) {
+  static const std::vector<nft::Expr> palette = Palette();
+  nft::Op op;
+  op.kind = nft::Op::kRule;
+  op.del = (d.k & 8) != 0;
+  nft::Rule& r = op.rule;
+  r.family = family;
+  r.table = table;
+  r.chain = Name("c", d.p1);
+  if (op.del) {
+    r.hasHandle = (d.p1 & 0x20) != 0;
+    r.handle = d.p3 + 1u;
+    return op;
+  }
+  op.flags = NLM_F_CREATE | ((d.p1 & 0x20) ? 0 : NLM_F_APPEND);
+  r.hasPosition = (d.p1 & 0x40) != 0;
+  r.position = d.p3;
+  r.comment = comment;
+  size_t n = (d.p3 >> 4) % 8 + 1;
+  for (size_t i = 0; i < n; i++) r.exprs.push_back(palette[(d.p3 + i) % palette.size()]);
   return op;
 }
 
@@ -166,6 +265,8 @@ nft::Op MakeOp(const Desc& d, bool* invalid) {
       op.table.family = family;
       op.table.name = table;
       break;
+    case 6:
+      return MakeRule(d, family, table, comment);
     default:
       op.kind = nft::Op::kTable;
       op.table.family = family;
@@ -214,11 +315,80 @@ void Check(const nft::Set& s) {
   CheckComment(s.comment);
   CheckUnknown(s.unknown);
 }
+// A decoded expression is what the binding hands on: a name, fields each
+// with its schema and the size that schema says, verdict chains exactly on
+// jump and goto; a raw one has no fields.
+void Check(const nft::Expr& x) {
+  FUZZ_CHECK(!x.name.empty());
+  CheckName(x.name);
+  Touch(x.data.data(), x.data.size());
+  if (x.raw) FUZZ_CHECK(x.fields.empty());
+  size_t count = 0;
+  FUZZ_CHECK(x.raw || nft::ExprSchema(x.name, &count) != nullptr);
+  for (const nft::ExprField& f : x.fields) {
+    FUZZ_CHECK(f.spec != nullptr && f.spec == nft::FindField(x.name, f.spec->key));
+    switch (f.spec->kind) {
+      case nft::FieldKind::kU8: FUZZ_CHECK(f.num <= 0xff); break;
+      case nft::FieldKind::kU32: FUZZ_CHECK(f.num <= 0xffffffffu); break;
+      case nft::FieldKind::kU64: break;
+      case nft::FieldKind::kData: FUZZ_CHECK(!f.bytes.empty() && f.bytes.size() <= NFT_DATA_VALUE_MAXLEN); break;
+      case nft::FieldKind::kString: FUZZ_CHECK(!f.str.empty()); CheckName(f.str); break;
+      case nft::FieldKind::kVerdict: {
+        int32_t code = static_cast<int32_t>(static_cast<uint32_t>(f.num));
+        FUZZ_CHECK(f.hasChain == (code == NFT_JUMP || code == NFT_GOTO));
+        if (f.hasChain) CheckName(f.str);
+        break;
+      }
+      default: FUZZ_CHECK(false);  // pads are never handed on
+    }
+    Touch(f.bytes.data(), f.bytes.size());
+  }
+}
+
+bool SameFields(const nft::Expr& a, const nft::Expr& b) {
+  if (a.fields.size() != b.fields.size()) return false;
+  for (size_t i = 0; i < a.fields.size(); i++) {
+    const nft::ExprField& x = a.fields[i];
+    const nft::ExprField& y = b.fields[i];
+    if (x.spec != y.spec || x.num != y.num || x.bytes != y.bytes || x.str != y.str || x.hasChain != y.hasChain) return false;
+  }
+  return true;
+}
+
+// Decoded expressions written again decode to the same: fields as they
+// were, raw data as it was (padded to 4 bytes).
+void CheckExprRoundTrip(const std::vector<nft::Expr>& exprs) {
+  if (exprs.size() > nft::kRuleExprsMax) return;
+  podnet::nl::Writer w;
+  const char* why = nullptr;
+  // A field decoded in another order than the schema's is written in the decoded order.
+  if (!nft::EncodeExprs(w, NFTA_RULE_EXPRESSIONS, exprs, &why)) {
+    FUZZ_CHECK(why != nullptr);
+    return;
+  }
+  std::vector<nft::Expr> again;
+  FUZZ_CHECK(nft::DecodeExprs(w.data() + podnet::nl::kNlaHeader, w.size() - podnet::nl::kNlaHeader, &again, &why));
+  FUZZ_CHECK(again.size() == exprs.size());
+  for (size_t i = 0; i < exprs.size(); i++) {
+    FUZZ_CHECK(again[i].name == exprs[i].name);
+    if (!exprs[i].raw) {
+      FUZZ_CHECK(!again[i].raw && SameFields(again[i], exprs[i]));
+      continue;
+    }
+    const std::vector<uint8_t>& d = exprs[i].data;
+    FUZZ_CHECK(again[i].data.size() == podnet::nl::Align4(d.size()));
+    FUZZ_CHECK(d.empty() || memcmp(again[i].data.data(), d.data(), d.size()) == 0);
+  }
+}
+
 void Check(const nft::Rule& r) {
   CheckName(r.table);
   CheckName(r.chain);
   CheckComment(r.comment);
+  FUZZ_CHECK(r.hasComment || r.comment.empty());
   Touch(r.expressions.data(), r.expressions.size());
+  for (const nft::Expr& x : r.exprs) Check(x);
+  CheckExprRoundTrip(r.exprs);
   CheckUnknown(r.unknown);
 }
 void Check(const nft::Element& e) {
@@ -328,6 +498,14 @@ void Decoders(const uint8_t* data, size_t len) {
   why = nullptr;
   nft::Rule r;
   if (nft::DecodeRule(data, len, &r, &why)) Check(r); else FUZZ_CHECK(why != nullptr);
+  why = nullptr;
+  std::vector<nft::Expr> exprs;
+  if (nft::DecodeExprs(data, len, &exprs, &why)) {
+    for (const auto& x : exprs) Check(x);
+    CheckExprRoundTrip(exprs);
+  } else {
+    FUZZ_CHECK(why != nullptr);
+  }
   why = nullptr;
   uint8_t family = 0;
   std::string table, set;
