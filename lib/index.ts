@@ -59,6 +59,18 @@ export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type P
 export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type InpodRulesConfig } from './agent/rules.js';
 export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
 export type { Logger, LogFields } from './logger.js';
+export {
+  DIAGNOSTICS_CHANNELS,
+  type DiagnosticsChannelName,
+  type DiagnosticsMessages,
+  type OperationTiming,
+  type IpsetRequestMessage,
+  type IpsetRequestMode,
+  type IptablesRunMessage,
+  type IptablesRunKind,
+  type NetnsSpawnMessage,
+  type AgentStepMessage,
+} from './diagnostics.js';
 export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, RtnetlinkFactory } from './agent/backends.js';
 export {
   ZdsError,

@@ -3,6 +3,7 @@
  * network. The child is forked by the addon, joins the namespace with setns before execve, and never goes through a
  * shell; the JS thread never changes namespace.
  */
+import { type NetnsSpawnMessage, failure, netnsSpawnChannel, timing } from './diagnostics.js';
 import { ProcessOutputLimitError, ProcessTimeoutError, withCallerStack } from './errors.js';
 import { native, type RawSpawnResult, type RawStdinFeed } from './native.js';
 import { type Netns, resolveNetns } from './netns.js';
@@ -79,6 +80,8 @@ interface Launched {
   netnsPath: string | undefined;
   timeoutMs: number;
   maxOutput: number;
+  /** performance.now() at the start when `podnet:netns:spawn` has subscribers, else -1. */
+  start: number;
 }
 
 function toStdin(data: unknown, name = 'stdin'): Buffer {
@@ -98,17 +101,48 @@ function launch(netns: Netns | string | undefined, argv: readonly string[], opti
   if (feed && opts.stdin !== undefined) throw invalidValue('options.stdin', 'no stdin option (write to the started program)', opts.stdin);
   const stdin = opts.stdin === undefined ? null : toStdin(opts.stdin);
 
-  const resolved = resolveNetns(netns);
+  const start = netnsSpawnChannel.hasSubscribers ? performance.now() : -1;
+  let resolved;
+  try {
+    resolved = resolveNetns(netns);
+  } catch (err) {
+    if (start >= 0) publishSpawn(args, typeof netns === 'string' ? netns : netns?.path, start, undefined, err);
+    throw err;
+  }
   try {
     // The addon duplicates the fd before returning, so an owned handle can be closed right away.
     const pending = native.spawnInNetns(resolved.netns?.fd ?? -1, args, env, stdin, timeoutMs, maxOutput, feed);
-    return { pending, args, netnsPath: resolved.netns?.path, timeoutMs, maxOutput };
+    return { pending, args, netnsPath: resolved.netns?.path, timeoutMs, maxOutput, start };
+  } catch (err) {
+    if (start >= 0) publishSpawn(args, resolved.netns?.path, start, undefined, err);
+    throw err;
   } finally {
     if (resolved.owned) resolved.netns?.close();
   }
 }
 
+/** publishSpawn publishes how a run ended on `podnet:netns:spawn`: with its result, or its error. */
+function publishSpawn(argv: readonly string[], netns: string | undefined, start: number, result: RunResult | undefined, error?: unknown): void {
+  const message: NetnsSpawnMessage = result
+    ? { argv, netns, exitCode: result.exitCode, signal: result.signal, ...timing(start, result.exitCode === 0 ? 'ok' : 'ERR_EXIT_STATUS') }
+    : { argv, netns, exitCode: undefined, signal: undefined, ...failure(start, error) };
+  netnsSpawnChannel.publish(message);
+}
+
 async function finish(launched: Launched, caller: Error): Promise<RunResult> {
+  if (launched.start < 0) return settle(launched, caller);
+  let result: RunResult;
+  try {
+    result = await settle(launched, caller);
+  } catch (err) {
+    publishSpawn(launched.args, launched.netnsPath, launched.start, undefined, err);
+    throw err;
+  }
+  publishSpawn(launched.args, launched.netnsPath, launched.start, result);
+  return result;
+}
+
+async function settle(launched: Launched, caller: Error): Promise<RunResult> {
   const { pending, args, timeoutMs, maxOutput } = launched;
   const raw = await withCallerStack(pending, caller);
   const context = { argv: args, netns: launched.netnsPath, stdout: raw.stdout.toString('utf8'), stderr: raw.stderr.toString('utf8') };

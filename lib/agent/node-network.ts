@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 
+import { type AgentStepMessage, agentStepChannel, outcomeOf, timing } from '../diagnostics.js';
 import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError } from '../errors.js';
 import { ProxyError } from '../proxy/errors.js';
 import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
@@ -118,6 +119,19 @@ export interface NodeNetworkEvents {
   ownerMismatch: [ProbeOwnerMismatch];
 }
 
+/** publishStep publishes a step on `podnet:agent:step`; its outcome is the code of what made it fail. */
+function publishStep(step: AgentStep, pod: string | undefined, description: string, start: number, error?: AgentError): void {
+  const about = { step, pod, description };
+  let message: AgentStepMessage;
+  if (error === undefined) message = { ...about, ...timing(start, 'ok') };
+  else {
+    const cause = error.cause === undefined ? error : error.cause;
+    const outcome = outcomeOf(cause);
+    message = { ...about, ...timing(start, outcome === 'ERR_UNKNOWN' ? error.code : outcome, error) };
+  }
+  agentStepChannel.publish(message);
+}
+
 function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
   const p = checkOptions<PodInfo>(name, pod);
   checkString(`${name}.uid`, p.uid, 255);
@@ -203,14 +217,23 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   }
 
   async #step<T>(step: AgentStep, pod: string | undefined, what: string, fn: () => Promise<T>): Promise<T> {
+    const start = agentStepChannel.hasSubscribers ? performance.now() : -1;
+    let result: T;
     try {
-      return await fn();
+      result = await fn();
     } catch (err) {
-      if (err instanceof AgentError) throw err;
-      const message = `${what} failed: ${(err as Error)?.message ?? String(err)}`;
-      this.#log.error(message, { step, ...(pod === undefined ? {} : { pod }) });
-      throw new AgentError(step, message, { cause: err, retryable: retryable(err), ...(pod === undefined ? {} : { pod }) });
+      const failed = err instanceof AgentError ? err : this.#stepError(step, pod, what, err);
+      if (start >= 0) publishStep(step, pod, what, start, failed);
+      throw failed;
     }
+    if (start >= 0) publishStep(step, pod, what, start);
+    return result;
+  }
+
+  #stepError(step: AgentStep, pod: string | undefined, what: string, err: unknown): AgentError {
+    const message = `${what} failed: ${(err as Error)?.message ?? String(err)}`;
+    this.#log.error(message, { step, ...(pod === undefined ? {} : { pod }) });
+    return new AgentError(step, message, { cause: err, retryable: retryable(err), ...(pod === undefined ? {} : { pod }) });
   }
 
   #probeSource(family: 4 | 6): string {

@@ -3,9 +3,11 @@
  * when it is small, else on a libuv worker; addSync/delSync go through the sync channel.
  */
 import { native } from '../native.js';
-import { checkEntry, type SetShape } from './entry.js';
+import type { IpsetError } from '../errors.js';
+import { checkEntry, type EntryFields, type SetShape } from './entry.js';
 import { ipsetError } from './error-map.js';
 import type { AdtJob, PendingItem } from './queue.js';
+import { publishDone, publishFailed, requestChannel } from './request-trace.js';
 import type { IpsetSession } from './session.js';
 import { checkSetName } from './set-name.js';
 import type { IpsetEntry } from './types.js';
@@ -58,22 +60,30 @@ export async function sendJob(session: IpsetSession, job: AdtJob): Promise<void>
   }
   if (sent.length === 0) return;
   let result;
+  let inline = false;
+  let start = -1;
   try {
-    const inline = writer.byteLength <= INLINE_BYTES && (await session.size(name)) < INLINE_MAX_ELEMENTS;
+    inline = writer.byteLength <= INLINE_BYTES && (await session.size(name)) < INLINE_MAX_ELEMENTS;
+    if (requestChannel.hasSubscribers) start = performance.now();
     // Inline: the records are read before adt() returns. Either way the writer is not written until it settles.
     result = await session.live().adt(command, name, writer.bytes(), excl, inline);
   } catch (err) {
+    if (start >= 0) publishFailed(session.about(label, name, inline ? 'inline' : 'worker'), start, sent.length, err);
     for (const item of sent) item.reject(err);
     return;
   }
   session.sets.counted(name, command === cmd.add, result[0]!);
   const failed = new Map<number, number>();
   for (let i = 1; i < result.length; i += 2) failed.set(result[i]!, result[i + 1]!);
+  let firstRefusal: IpsetError | undefined;
   sent.forEach((item, index) => {
     const error = failed.get(index);
-    if (error === undefined) item.resolve();
-    else item.reject(ipsetError(error, { command: label, set: name, setType: shape.type, entry: item.entry, netns: session.netnsPath }));
+    if (error === undefined) return item.resolve();
+    const refusal = ipsetError(error, { command: label, set: name, setType: shape.type, entry: item.entry, netns: session.netnsPath });
+    firstRefusal ??= refusal;
+    item.reject(refusal);
   });
+  if (start >= 0) publishDone(session.about(label, name, inline ? 'inline' : 'worker'), start, sent.length, failed.size, firstRefusal);
 }
 
 /**
@@ -86,6 +96,33 @@ export function sendSync(session: IpsetSession, command: number, label: string, 
   const shape = session.sets.shape(name) ?? session.shapeSync(checkSetName(name), label);
   const fields = checkEntry(entry, shape, 'entry', session.fields);
   session.live();
+  if (requestChannel.hasSubscribers) return sendSyncTraced(session, command, label, name, entry, excl, shape, fields);
   const error = session.sync.send(command, excl, name, fields);
   if (error !== 0) throw ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: session.netnsPath });
+}
+
+/** sendSyncTraced is sendSync's send, published on `podnet:ipset:request`. */
+function sendSyncTraced(
+  session: IpsetSession,
+  command: number,
+  label: string,
+  name: string,
+  entry: IpsetEntry,
+  excl: boolean,
+  shape: SetShape,
+  fields: EntryFields,
+): void {
+  const about = session.about(label, name, 'sync');
+  const start = performance.now();
+  let error;
+  try {
+    error = session.sync.send(command, excl, name, fields);
+  } catch (err) {
+    publishFailed(about, start, 1, err);
+    throw err;
+  }
+  if (error === 0) return publishDone(about, start, 1, 0);
+  const refusal = ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: session.netnsPath });
+  publishDone(about, start, 1, 1, refusal);
+  throw refusal;
 }

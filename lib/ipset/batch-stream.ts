@@ -4,7 +4,7 @@
  */
 import { native } from '../native.js';
 import { checkEntry, type EntryFields, type SetShape } from './entry.js';
-import { type BatchRequest, type BatchWriters, CLOCK_EVERY, SLICE_MS, STREAM_CHUNK, collectFailures, yieldToLoop } from './batch.js';
+import { type BatchRequest, type BatchWriters, CLOCK_EVERY, SLICE_MS, STREAM_CHUNK, collectFailures, tracedAdt, yieldToLoop } from './batch.js';
 import type { RecordWriter } from './record.js';
 import type { IpsetSession } from './session.js';
 import type { IpsetBatchFailure, IpsetBatchResult, IpsetEntry } from './types.js';
@@ -59,7 +59,7 @@ export async function sendStream(
   request: BatchRequest,
   entries: Iterable<IpsetEntry>,
 ): Promise<IpsetBatchResult> {
-  const { command, name, excl, shape, context } = request;
+  const { command, name, shape, context } = request;
   const adding = command === native.ipsetCommands.add;
   const result: IpsetBatchResult = { applied: 0, failed: [] };
   const invalid: IpsetBatchFailure[] = [];
@@ -80,7 +80,7 @@ export async function sendStream(
     const { entries: sentEntries, indexes: sentIndexes } = chunk;
     chunk = { entries: [], indexes: [] };
     // Settles into result or failure right away, so a rejection is never left unhandled while encoding goes on.
-    inFlight = session.live().adt(command, name, records, excl, false).then(
+    inFlight = tracedAdt(session, request, records, sentEntries.length).then(
       (raw) => {
         result.applied += collectFailures(raw, (at) => [sentIndexes[at]!, sentEntries[at]!], context, result.failed);
         session.sets.counted(name, adding, raw[0]!);

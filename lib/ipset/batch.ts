@@ -6,6 +6,7 @@ import { native } from '../native.js';
 import { checkEntry, type EntryFields, type SetShape } from './entry.js';
 import { ipsetError } from './error-map.js';
 import { RecordWriter } from './record.js';
+import { publishDone, publishFailed, requestChannel } from './request-trace.js';
 import type { IpsetSession } from './session.js';
 import type { IpsetBatchFailure, IpsetBatchResult, IpsetEntry } from './types.js';
 
@@ -88,7 +89,7 @@ function encodeArraySlice(writer: RecordWriter, entries: readonly IpsetEntry[], 
  * in one native call. Throws InvalidArgumentError for the first entry that does not fit (nothing sent).
  */
 export async function sendArray(session: IpsetSession, writers: BatchWriters, request: BatchRequest, entries: IpsetEntry[]): Promise<IpsetBatchResult> {
-  const { command, name, excl, shape, context } = request;
+  const { command, name, shape, context } = request;
   const writer = writers.pair()[0];
   let raw;
   try {
@@ -97,7 +98,7 @@ export async function sendArray(session: IpsetSession, writers: BatchWriters, re
       i = encodeArraySlice(writer, entries, i, shape, session.fields);
       if (i < entries.length) await yieldToLoop();
     }
-    raw = await session.live().adt(command, name, writer.bytes(), excl, false);
+    raw = await tracedAdt(session, request, writer.bytes(), entries.length);
   } finally {
     writers.release();
   }
@@ -105,4 +106,27 @@ export async function sendArray(session: IpsetSession, writers: BatchWriters, re
   const applied = collectFailures(raw, (at) => [at, entries[at]!], context, failed);
   session.sets.counted(name, command === native.ipsetCommands.add, applied);
   return { applied, failed };
+}
+
+/**
+ * tracedAdt sends one batch's records (`count` entries) on a worker, published on `podnet:ipset:request` when it
+ * has subscribers. Rejects as the native call does.
+ */
+export function tracedAdt(session: IpsetSession, request: BatchRequest, records: Uint8Array, count: number): Promise<Uint32Array> {
+  const { command, name, excl } = request;
+  const pending = session.live().adt(command, name, records, excl, false);
+  if (!requestChannel.hasSubscribers) return pending;
+  const about = session.about(request.context.command, name, 'worker');
+  const start = performance.now();
+  return pending.then(
+    (raw) => {
+      const failed = (raw.length - 1) / 2;
+      publishDone(about, start, count, failed, failed === 0 ? undefined : ipsetError(raw[2]!, { ...request.context, entry: undefined }));
+      return raw;
+    },
+    (err: unknown) => {
+      publishFailed(about, start, count, err);
+      throw err;
+    },
+  );
 }

@@ -19,6 +19,7 @@ import { createSpec } from './create-spec.js';
 import { listNames, listSet, streamEntries } from './dump.js';
 import { checkEntry } from './entry.js';
 import { IpsetQueue } from './queue.js';
+import { traced, tracedSync } from './request-trace.js';
 import { RecordWriter } from './record.js';
 import { IpsetSession, newHandle, type SessionTarget } from './session.js';
 import { checkSetName } from './set-name.js';
@@ -70,7 +71,8 @@ export class Ipset implements Disposable {
     let handle: RawIpsetHandle;
     try {
       handle = newHandle(target);
-      const version = await handle.protocol(false);
+      const opened = handle;
+      const version = await traced(() => ({ command: 'protocol', set: undefined, netns: netns?.path, mode: 'worker' }), () => opened.protocol(false));
       if (version < 6) throw new PodnetError(`kernel speaks ipset protocol ${version}, podnet needs 6 or 7`, 'ERR_IPSET_PROTOCOL');
     } catch (err) {
       netns?.close();
@@ -97,7 +99,8 @@ export class Ipset implements Disposable {
     const { spec, shape } = createSpec(name, options, flags);
     const session = this.#session;
     return this.#queue.serial(async () => {
-      await session.live().create(spec, false);
+      const handle = session.live();
+      await traced(() => session.about('create', name, 'worker'), () => handle.create(spec, false));
       session.sets.created(name, shape, spec.exist);
     });
   }
@@ -108,7 +111,7 @@ export class Ipset implements Disposable {
     const session = this.#session;
     return this.#queue.serial(async () => {
       try {
-        await session.live().simple(cmd.destroy, name ?? '', '', true, false);
+        await this.#simple(cmd.destroy, 'destroy', name);
       } finally {
         session.sets.forget(name);
       }
@@ -120,7 +123,7 @@ export class Ipset implements Disposable {
     if (name !== undefined) checkSetName(name);
     const session = this.#session;
     return this.#queue.serial(async () => {
-      await session.live().simple(cmd.flush, name ?? '', '', true, false);
+      await this.#simple(cmd.flush, 'flush', name);
       session.sets.flushed(name);
     });
   }
@@ -129,27 +132,34 @@ export class Ipset implements Disposable {
   async rename(from: string, to: string): Promise<void> {
     checkSetName(from, 'from');
     checkSetName(to, 'to');
-    return this.#twoSets(cmd.rename, from, to);
+    return this.#twoSets(cmd.rename, 'rename', from, to);
   }
 
   /** swap exchanges the contents of two sets of the same type and family (IPSET_ERR_TYPE_MISMATCH otherwise). */
   async swap(a: string, b: string): Promise<void> {
     checkSetName(a, 'a');
     checkSetName(b, 'b');
-    return this.#twoSets(cmd.swap, a, b);
+    return this.#twoSets(cmd.swap, 'swap', a, b);
   }
 
   /** rename and swap: after either, what the client knew of both sets is stale. */
-  #twoSets(command: number, a: string, b: string): Promise<void> {
+  #twoSets(command: number, label: string, a: string, b: string): Promise<void> {
     const session = this.#session;
     return this.#queue.serial(async () => {
       try {
-        await session.live().simple(command, a, b, true, false);
+        await this.#simple(command, label, a, b);
       } finally {
         session.sets.forget(a);
         session.sets.forget(b);
       }
     });
+  }
+
+  /** A command of one or two set names and no entries (destroy, flush, rename, swap), on a worker. */
+  #simple(command: number, label: string, name: string | undefined, name2 = ''): Promise<void> {
+    const session = this.#session;
+    const handle = session.live();
+    return traced(() => session.about(label, name, 'worker'), () => handle.simple(command, name ?? '', name2, true, false));
   }
 
   /**
@@ -196,7 +206,9 @@ export class Ipset implements Disposable {
     const session = this.#session;
     return this.#queue.serial(async () => {
       const record = oneRecord(checkEntry(entry, await session.shape(name, 'test')));
-      return session.live().test(name, record, true); // one small request: inline, as small ADT batches (adt-send.ts)
+      const handle = session.live();
+      // One small request: inline, as small ADT batches (adt-send.ts).
+      return traced(() => session.about('test', name, 'inline'), async () => handle.test(name, record, true), 1);
     });
   }
 
@@ -205,7 +217,8 @@ export class Ipset implements Disposable {
     checkSetName(name);
     const session = this.#session;
     const record = oneRecord(checkEntry(entry, session.shapeSync(name, 'test')));
-    return session.live().test(name, record, true);
+    const handle = session.live();
+    return tracedSync(() => session.about('test', name, 'sync'), () => handle.test(name, record, true), 1);
   }
 
   /**

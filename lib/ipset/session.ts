@@ -10,9 +10,11 @@ import { newFields, type SetShape } from './entry.js';
 import { ipsetError } from './error-map.js';
 import { LIST_HEADER, firstHeader } from './header.js';
 import { RecordWriter } from './record.js';
+import { type RequestAbout, traced, tracedSync } from './request-trace.js';
 import { SetCache } from './set-cache.js';
 import { SyncChannel } from './sync-channel.js';
 import type { IpsetHeader } from './types.js';
+import type { IpsetRequestMode } from '../diagnostics.js';
 
 /** Where a client's sockets talk: the namespace (or a JS peer), the answer deadline and SO_RCVBUF (0: podnet's). */
 export interface SessionTarget {
@@ -60,6 +62,11 @@ export class IpsetSession {
     return this.target.netns?.path;
   }
 
+  /** about is what a request of this client is about, for `podnet:ipset:request`. */
+  about(command: string, set: string | undefined, mode: IpsetRequestMode): RequestAbout {
+    return { command, set, netns: this.netnsPath, mode };
+  }
+
   /** live is the open handle. Throws PodnetError ERR_IPSET_CLOSED after close(). */
   live(): RawIpsetHandle {
     if (!this.#handle) throw new PodnetError('ipset client is closed', 'ERR_IPSET_CLOSED');
@@ -89,8 +96,12 @@ export class IpsetSession {
     const known = this.sets.shape(name);
     if (known) return known;
     try {
-      const result = this.live().list(name, LIST_HEADER, true);
-      return this.sets.remember(firstHeader(result.sets, name));
+      const handle = this.live();
+      const header = tracedSync(
+        () => this.about('header', name, 'sync'),
+        () => firstHeader(handle.list(name, LIST_HEADER, true).sets, name),
+      );
+      return this.sets.remember(header);
     } catch (err) {
       if (err instanceof IpsetError) throw ipsetError(-err.errno, { command, set: name, netns: this.netnsPath });
       throw err;
@@ -111,8 +122,11 @@ export class IpsetSession {
 
   /** headerNow asks the kernel for a set's header (ENOENT IpsetError when there is none). */
   async headerNow(name: string): Promise<IpsetHeader> {
-    const result = await this.live().list(name, LIST_HEADER, false);
-    return firstHeader(result.sets, name);
+    const handle = this.live();
+    return traced(
+      () => this.about('header', name, 'worker'),
+      async () => firstHeader((await handle.list(name, LIST_HEADER, false)).sets, name),
+    );
   }
 
   /** close closes the sockets and the namespace handle; later calls fail with ERR_IPSET_CLOSED. */

@@ -17,7 +17,7 @@ import { Canonicalizer } from './canonical.js';
 import { canonicalCacheFor, sharedVersion } from './shared.js';
 import { type RestoreScript, applyPrefix, planApply, planRemove, planRollback } from './render.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
-import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner } from './runner.js';
+import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner, observedRunner } from './runner.js';
 import { type IptablesState, parseSave, withoutPristineTables } from './save-parser.js';
 import { parseRestoreStderr } from './stderr-parser.js';
 import { type VerifyResult, diffRuleSet } from './verify.js';
@@ -62,7 +62,7 @@ export class Iptables {
     version: string,
     lockWait: number,
   ) {
-    this.#runner = runner;
+    this.#runner = observedRunner(runner);
     this.backend = backend;
     this.family = family;
     this.version = version;

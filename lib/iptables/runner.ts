@@ -2,6 +2,7 @@
  * How the Iptables client runs iptables-restore and iptables-save: a small interface, implemented for real by
  * NetnsRunner (runInNetns: setns in the forked child, no shell) and in memory by FakeIptables (podnet/testing).
  */
+import { failure, iptablesRunChannel, timing, type IptablesRunKind, type IptablesRunMessage } from '../diagnostics.js';
 import type { Netns } from '../netns.js';
 import { type RunResult, runInNetns, startInNetns } from '../spawn.js';
 
@@ -103,4 +104,69 @@ export class NetnsRunner implements IptablesRunner {
 function toRunResult(argv: readonly string[], result: RunResult): IptablesRunResult {
   const killed = result.signal === null ? '' : `\n${argv[0] ?? ''}: killed by ${result.signal}\n`;
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr + killed };
+}
+
+/**
+ * observedRunner is runner with each run published on `podnet:iptables:run` (lib/diagnostics.ts) while that channel
+ * has subscribers; it has a start() exactly when runner has one. Iptables wraps whatever runner it is given, so the
+ * real programs, FakeIptables and a caller's own runner publish alike.
+ */
+export function observedRunner(runner: IptablesRunner): IptablesRunner {
+  const observed: IptablesRunner = {
+    run(argv, stdin) {
+      if (!iptablesRunChannel.hasSubscribers) return runner.run(argv, stdin);
+      const start = performance.now();
+      const bytes = stdin === undefined ? 0 : Buffer.byteLength(stdin);
+      return published(argv, start, () => bytes, runner.run(argv, stdin));
+    },
+  };
+  const startRun = runner.start?.bind(runner);
+  if (startRun) {
+    observed.start = (argv) => {
+      const started = startRun(argv);
+      if (!started || !iptablesRunChannel.hasSubscribers) return started;
+      const start = performance.now();
+      let bytes = 0;
+      return {
+        write(stdin) {
+          bytes += Buffer.byteLength(stdin);
+          started.write(stdin);
+        },
+        end(stdin) {
+          bytes += Buffer.byteLength(stdin);
+          started.end(stdin);
+        },
+        result: published(argv, start, () => bytes, started.result),
+      };
+    };
+  }
+  return observed;
+}
+
+function runKind(argv: readonly string[]): IptablesRunKind {
+  const program = argv[0] ?? '';
+  if (argv.includes('--version')) return 'other';
+  return program.endsWith('-restore') ? 'restore' : program.endsWith('-save') ? 'save' : 'other';
+}
+
+/** published passes result through, publishing how the run ended. */
+function published(argv: readonly string[], start: number, bytes: () => number, result: Promise<IptablesRunResult>): Promise<IptablesRunResult> {
+  const about = { kind: runKind(argv), argv: [...argv] };
+  return result.then(
+    (r) => {
+      const message: IptablesRunMessage = {
+        ...about,
+        inputBytes: bytes(),
+        exitCode: r.exitCode,
+        ...timing(start, r.exitCode === 0 ? 'ok' : 'ERR_EXIT_STATUS'),
+      };
+      iptablesRunChannel.publish(message);
+      return r;
+    },
+    (err: unknown) => {
+      const message: IptablesRunMessage = { ...about, inputBytes: bytes(), exitCode: undefined, ...failure(start, err) };
+      iptablesRunChannel.publish(message);
+      throw err;
+    },
+  );
 }

@@ -1,0 +1,149 @@
+/**
+ * podnet's diagnostics: one node:diagnostics_channel channel per kind of operation (the convention undici and pg
+ * follow), each publishing one message when an operation ends, with what it was about, when it started, how long
+ * it took and how it ended. Subscribers read them with `diagnostics_channel.subscribe(name, fn)`; podnet depends on
+ * no metrics or tracing library. Nothing is measured or built while a channel has no subscriber: each publisher
+ * checks `hasSubscribers` first. See docs/diagnostics.md.
+ */
+import { channel } from 'node:diagnostics_channel';
+
+import type { AgentStep } from './agent/errors.js';
+
+/** DIAGNOSTICS_CHANNELS names podnet's channels. */
+export const DIAGNOSTICS_CHANNELS = {
+  /** One ipset request to the kernel (or a NetlinkPeer): a create, an ADT batch, a header, a dump... */
+  ipsetRequest: 'podnet:ipset:request',
+  /** One run of an iptables program (iptables-restore, iptables-save) by an Iptables client. */
+  iptablesRun: 'podnet:iptables:run',
+  /** One program run inside a network namespace (runInNetns, startInNetns). */
+  netnsSpawn: 'podnet:netns:spawn',
+  /** One step of a NodeNetwork flow (addPod, removePod, syncSnapshot, start, stop, repair). */
+  agentStep: 'podnet:agent:step',
+} as const;
+
+/** DiagnosticsChannelName is the name of one of podnet's channels. */
+export type DiagnosticsChannelName = (typeof DIAGNOSTICS_CHANNELS)[keyof typeof DIAGNOSTICS_CHANNELS];
+
+/**
+ * OperationTiming is what every message carries. `outcome` is `'ok'` or the code of the error the operation ended
+ * with (`IPSET_ERR_EXIST`, `ENOENT`, `ERR_PROCESS_TIMEOUT`, ...: the same `code` the error has), so it can label a
+ * metric as it is; `error` is that error.
+ */
+export interface OperationTiming {
+  /** When the operation started: `performance.now()` ms (add `performance.timeOrigin` for epoch ms). */
+  startTime: number;
+  /** How long it took, ms. */
+  durationMs: number;
+  /** `'ok'`, or the code of the error it ended with. */
+  outcome: string;
+  /** The error it ended with (absent when `outcome` is `'ok'`). */
+  error?: unknown;
+}
+
+/**
+ * IpsetRequestMode is how an ipset request went to the kernel: `sync` blocked the JS thread (addSync, testSync, a
+ * set's header for them), `inline` was sent from the JS thread by an async call (small batches, test), `worker` went
+ * to a libuv pool thread (bigger batches, creates, dumps).
+ */
+export type IpsetRequestMode = 'sync' | 'inline' | 'worker';
+
+/**
+ * IpsetRequestMessage is published on `podnet:ipset:request` for each request an Ipset client sends: one per
+ * create, destroy, flush, rename, swap, header or name listing, test, coalesced batch of add()/del() calls, single
+ * addSync/delSync, native batch call of addMany/delMany (an array is one; a stream one per chunk), list() and
+ * entries() stream (each whole dump is one). For ADT requests `outcome` is `'ok'` when every entry was applied;
+ * otherwise it is the request's error, or the first refused entry's code (`failed` says how many were refused).
+ */
+export interface IpsetRequestMessage extends OperationTiming {
+  /** `create`, `destroy`, `flush`, `rename`, `swap`, `add`, `del`, `test`, `header`, `listNames`, `list`, `entries`, `protocol`. */
+  command: string;
+  /** The set (undefined for every-set commands and `listNames`); for rename and swap, the first. */
+  set: string | undefined;
+  /** The namespace of the client, as a path (undefined: the process's own, or a NetlinkPeer). */
+  netns: string | undefined;
+  mode: IpsetRequestMode;
+  /** Entries sent (ADT, test) or received (list, entries); 0 for the others. */
+  entries: number;
+  /** Entries the kernel refused (ADT). */
+  failed: number;
+}
+
+/** IptablesRunKind tells a restore from a save from anything else an Iptables client runs (a version query). */
+export type IptablesRunKind = 'restore' | 'save' | 'other';
+
+/**
+ * IptablesRunMessage is published on `podnet:iptables:run` for each program an Iptables client runs, whatever its
+ * runner (the real one, FakeIptables, your own). `outcome` is `'ok'` for exit status 0, `'ERR_EXIT_STATUS'` for a
+ * program that exited otherwise (`exitCode` says how; the client's error then follows, such as
+ * IptablesRestoreError), or the code of the run's own error (`ENOENT`, `ERR_PROCESS_TIMEOUT`).
+ */
+export interface IptablesRunMessage extends OperationTiming {
+  kind: IptablesRunKind;
+  /** The program and its arguments. */
+  argv: readonly string[];
+  /** Bytes of restore input given to the program. */
+  inputBytes: number;
+  /** The exit status (-1: killed by a signal); undefined when the run failed. */
+  exitCode: number | undefined;
+}
+
+/**
+ * NetnsSpawnMessage is published on `podnet:netns:spawn` for each program runInNetns or startInNetns ran, once it
+ * ended (or could not start; arguments refused before anything starts publish nothing). `outcome` is `'ok'` for
+ * exit status 0, `'ERR_EXIT_STATUS'` for another status or a signal, or the error's code (`ENOENT`, `EACCES`,
+ * `ERR_PROCESS_TIMEOUT`, `ERR_OUTPUT_LIMIT`).
+ */
+export interface NetnsSpawnMessage extends OperationTiming {
+  /** The program and its arguments, as given. */
+  argv: readonly string[];
+  /** The namespace, as a path (undefined: this process's own). */
+  netns: string | undefined;
+  /** The exit status, or null after a signal; undefined when the run failed. */
+  exitCode: number | null | undefined;
+  /** The signal that ended the program, or null; undefined when the run failed. */
+  signal: string | null | undefined;
+}
+
+/**
+ * AgentStepMessage is published on `podnet:agent:step` for each step of a NodeNetwork flow. A failed step ends with
+ * an AgentError (`error`), and `outcome` is the code of what caused it (`IPSET_ERR_EXIST`, `ERR_IPTABLES_RESTORE`,
+ * ...), or the AgentError's own `ERR_AGENT_<STEP>` when the cause has none.
+ */
+export interface AgentStepMessage extends OperationTiming {
+  step: AgentStep;
+  /** The pod's UID, for the steps of a pod. */
+  pod: string | undefined;
+  /** What the step did, as its log line and error say ("adding the probe entries of pod 'p1'"). */
+  description: string;
+}
+
+/** DiagnosticsMessages maps each channel name to the message it publishes. */
+export interface DiagnosticsMessages {
+  'podnet:ipset:request': IpsetRequestMessage;
+  'podnet:iptables:run': IptablesRunMessage;
+  'podnet:netns:spawn': NetnsSpawnMessage;
+  'podnet:agent:step': AgentStepMessage;
+}
+
+/** The channels themselves, made once: publishers check `hasSubscribers` on these. */
+export const ipsetRequestChannel = channel(DIAGNOSTICS_CHANNELS.ipsetRequest);
+export const iptablesRunChannel = channel(DIAGNOSTICS_CHANNELS.iptablesRun);
+export const netnsSpawnChannel = channel(DIAGNOSTICS_CHANNELS.netnsSpawn);
+export const agentStepChannel = channel(DIAGNOSTICS_CHANNELS.agentStep);
+
+/** outcomeOf is the outcome an error gives a message: its string `code`, or `'ERR_UNKNOWN'` when it has none. */
+export function outcomeOf(error: unknown): string {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code !== '' ? code : 'ERR_UNKNOWN';
+}
+
+/** timing is the OperationTiming of an operation that started at `startTime`, ends now and came out as `outcome`. */
+export function timing(startTime: number, outcome: string, error?: unknown): OperationTiming {
+  const durationMs = performance.now() - startTime;
+  return error === undefined ? { startTime, durationMs, outcome } : { startTime, durationMs, outcome, error };
+}
+
+/** failure is the OperationTiming of an operation that started at `startTime` and failed now with `error`. */
+export function failure(startTime: number, error: unknown): OperationTiming {
+  return { startTime, durationMs: performance.now() - startTime, outcome: outcomeOf(error), error };
+}
