@@ -78,9 +78,10 @@ export function newChain(draft: Draft, req: Request): void {
     if (hookAttr) {
       if (!chain.base) fail(E.EEXIST, hookAttr);
       const h = parseHook(req.family, hookAttr, a.get(NFTA_CHAIN.TYPE));
-      if (h.type !== chain.base.type) fail(E.EEXIST, a.get(NFTA_CHAIN.TYPE));
-      // Moving a base chain to another hook or priority is an update the kernel does not make.
+      // Moving a base chain to another hook or priority is an update the kernel does not make; the hook is
+      // compared before the type.
       if (h.hook !== chain.base.hook || h.priority !== chain.base.priority) fail(E.EOPNOTSUPP, hookAttr);
+      if (h.type !== chain.base.type) fail(E.EEXIST, a.get(NFTA_CHAIN.TYPE));
     }
     // An update is a transaction of its own even when it changes nothing.
     const { chain: c } = draft.mutableChain(table, chain);

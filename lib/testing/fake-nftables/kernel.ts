@@ -160,13 +160,9 @@ export class NftKernel {
     return this.#abort(draft, queued);
   }
 
-  /** abort drops the batch's changes; handles it took stay taken, as in the kernel. */
+  /** abort drops the batch's changes (handles it took stay taken, as in the kernel) and returns what is said. */
   #abort(draft: Draft, replies: Uint8Array[]): Uint8Array[] {
-    this.state.nextTableHandle = draft.nextTableHandle;
-    for (const [key, t] of draft.tables) {
-      const base = this.state.tables.get(key);
-      if (base && base.handle === t.handle && t.nextHandle > base.nextHandle) base.nextHandle = t.nextHandle;
-    }
+    draft.abort();
     return replies;
   }
 

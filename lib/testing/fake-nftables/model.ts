@@ -88,6 +88,8 @@ export class Draft {
   /** Whether a message of the batch changed anything (a commit then moves the generation on). */
   changed = false;
   readonly #fresh = new WeakSet<object>();
+  /** The batch's latest copy of every committed table it touched, deleted ones too (for abort()). */
+  readonly #touched = new Map<string, TableObj>();
 
   constructor(readonly base: State) {
     this.tables = new Map(base.tables);
@@ -104,6 +106,7 @@ export class Draft {
     const copy: TableObj = { ...t, chains: new Map(t.chains), sets: new Map(t.sets) };
     this.#fresh.add(copy);
     this.tables.set(tableKey(t.family, t.name), copy);
+    this.#touched.set(tableKey(t.family, t.name), copy);
     return copy;
   }
 
@@ -143,6 +146,18 @@ export class Draft {
     this.#fresh.add(o);
     this.changed = true;
     return o;
+  }
+
+  /**
+   * abort leaves the base as it was, except for handles: the kernel does not give back the handles an aborted batch
+   * took, from the netns's counter or from a table's (even a table the batch then deleted).
+   */
+  abort(): void {
+    this.base.nextTableHandle = this.nextTableHandle;
+    for (const [key, copy] of this.#touched) {
+      const t = this.base.tables.get(key);
+      if (t && t.handle === copy.handle && copy.nextHandle > t.nextHandle) t.nextHandle = copy.nextHandle;
+    }
   }
 
   /** commit writes the batch's state into the base, moving the generation on when something changed. */

@@ -1,0 +1,181 @@
+// Random operation sequences through Nftables, replayed on the kernel (in a throwaway namespace) and on
+// FakeNftables: after every step the outcome (ok, or the error's code, errno, op index and element) and the whole
+// listing (tables, chains, sets, elements, with handles) must be the same on both. Seeded, so a failure replays.
+import { expect, it } from 'vitest';
+
+import { Nftables, type NftChainSpec, type NftElementSpec, type NftSetFlag, type NftTableRef, type NftTransaction } from '../../lib/index.js';
+import { FakeNftables } from '../../lib/testing/index.js';
+import { TestNetns } from '../helpers/netns.js';
+import { describePrivileged } from '../helpers/privileged.js';
+import { mulberry32 as rng } from '../helpers/random.js';
+
+const TABLES: NftTableRef[] = [
+  { family: 'inet', name: 'a' },
+  { family: 'inet', name: 'b' },
+  { family: 'ip', name: 'a' },
+];
+const CHAINS = ['c0', 'c1', 'c2'];
+const SETS = ['s0', 's1'];
+const BASES: Omit<NftChainSpec, 'family' | 'table' | 'name'>[] = [
+  { type: 'filter', hook: 'prerouting', priority: -150 },
+  { type: 'nat', hook: 'postrouting', priority: 100 },
+  { type: 'route', hook: 'output', priority: -150, policy: 'accept' },
+  { type: 'filter', hook: 'input', priority: 0, policy: 'drop' },
+  { type: 'filter', hook: 'input', priority: 10 },
+  { type: 'nat', hook: 'prerouting', priority: -300 },
+];
+const FLAGS: NftSetFlag[][] = [[], [], ['timeout'], ['constant'], ['constant', 'timeout']];
+
+interface Step {
+  label: string;
+  run(nft: Nftables): Promise<unknown>;
+}
+
+function makeSteps(seed: number, count: number): Step[] {
+  const r = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const chance = (p: number) => r() < p;
+  const v6 = new Map<string, boolean>();
+  const address = (set: string): string => {
+    const six = chance(0.05) ? !v6.get(set) : (v6.get(set) ?? false);
+    const host = 1 + Math.floor(r() * 8);
+    return six ? `fd00::${host}` : `10.0.0.${host}`;
+  };
+  const elements = (set: string, comments: boolean): NftElementSpec[] => {
+    const seen = new Set<string>();
+    const out: NftElementSpec[] = [];
+    const n = 1 + Math.floor(r() * 3);
+    for (let i = 0; i < n; i++) {
+      const a = address(set);
+      if (seen.has(a)) continue;
+      seen.add(a);
+      out.push(comments && chance(0.7) ? { address: a, comment: `uid-${Math.floor(r() * 4)}` } : { address: a });
+    }
+    return out;
+  };
+  // Every random choice is drawn here, once: the same closures then build the same transaction for both backends.
+  const op = (): { label: string; apply: (tx: NftTransaction) => void } => {
+    const t = pick(TABLES);
+    const at = `${t.family} ${t.name}`;
+    const roll = r();
+    if (roll < 0.12) {
+      const exclusive = chance(0.2);
+      const spec = chance(0.3) ? { ...t, comment: 'podnet' } : t;
+      return { label: `addTable ${at}${exclusive ? ' exclusive' : ''}`, apply: (tx) => tx.addTable(spec, { exclusive }) };
+    }
+    if (roll < 0.16) return { label: `deleteTable ${at}`, apply: (tx) => tx.deleteTable(t) };
+    if (roll < 0.19) return { label: `flushTable ${at}`, apply: (tx) => tx.flushTable(t) };
+    if (roll < 0.33) {
+      const name = pick(CHAINS);
+      const base = chance(0.5) ? pick(BASES) : {};
+      const exclusive = chance(0.15);
+      const spec: NftChainSpec = { family: t.family, table: t.name, name, ...base, ...(chance(0.2) ? { comment: 'chain' } : {}) };
+      return { label: `addChain ${at} ${name} ${JSON.stringify(base)}${exclusive ? ' exclusive' : ''}`, apply: (tx) => tx.addChain(spec, { exclusive }) };
+    }
+    if (roll < 0.38) {
+      const name = pick(CHAINS);
+      return { label: `deleteChain ${at} ${name}`, apply: (tx) => tx.deleteChain({ family: t.family, table: t.name, name }) };
+    }
+    if (roll < 0.5) {
+      const name = pick(SETS);
+      const six = chance(0.3);
+      const flags = pick(FLAGS);
+      const exclusive = chance(0.15);
+      if (!v6.has(name)) v6.set(name, six);
+      const spec = { family: t.family, table: t.name, name, type: six ? 'ipv6_addr' : 'ipv4_addr', flags, ...(chance(0.3) ? { comment: 'probes' } : {}) } as const;
+      return { label: `addSet ${at} ${name} ${six ? 'v6' : 'v4'} [${flags.join(',')}]${exclusive ? ' exclusive' : ''}`, apply: (tx) => tx.addSet(spec, { exclusive }) };
+    }
+    if (roll < 0.55) {
+      const name = pick(SETS);
+      return { label: `deleteSet ${at} ${name}`, apply: (tx) => tx.deleteSet({ family: t.family, table: t.name, name }) };
+    }
+    if (roll < 0.85) {
+      const name = pick(SETS);
+      const els = elements(name, true);
+      const replace = chance(0.25);
+      return { label: `addElement ${at} ${name} ${JSON.stringify(els)}${replace ? ' replace' : ''}`, apply: (tx) => tx.addElement(t, name, els, { replace }) };
+    }
+    const name = pick(SETS);
+    const els = elements(name, false);
+    return { label: `deleteElement ${at} ${name} ${JSON.stringify(els)}`, apply: (tx) => tx.deleteElement(t, name, els) };
+  };
+  const steps: Step[] = [];
+  for (let i = 0; i < count; i++) {
+    if (chance(0.08)) {
+      const t = pick(TABLES);
+      const set = pick(SETS);
+      const a = address(set);
+      steps.push({ label: `testElement ${t.family} ${t.name} ${set} ${a}`, run: (nft) => nft.testElement(t, set, a) });
+      continue;
+    }
+    // Mostly single ops, so that enough of them apply; longer batches for the all-or-nothing paths.
+    const ops = Array.from({ length: chance(0.5) ? 1 : 2 + Math.floor(r() * 3) }, op);
+    steps.push({
+      label: ops.map((o) => o.label).join('; '),
+      run: (nft) => {
+        const tx = nft.transaction();
+        for (const o of ops) o.apply(tx);
+        return nft.run(tx);
+      },
+    });
+  }
+  return steps;
+}
+
+interface Listing {
+  tables: unknown[];
+}
+
+async function listing(nft: Nftables): Promise<Listing> {
+  const tables = await nft.tables();
+  const out: unknown[] = [];
+  for (const t of tables) {
+    if (typeof t.family !== 'string') continue;
+    const ref = { family: t.family, name: t.name };
+    const sets = await nft.sets(ref);
+    const withElements = [];
+    for (const s of sets) {
+      const els = (await nft.elements(ref, s.name)).sort((a, b) => a.address.localeCompare(b.address));
+      withElements.push({ ...s, elements: els });
+    }
+    out.push({ ...t, chains: await nft.chains(ref), sets: withElements });
+  }
+  return { tables: out };
+}
+
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  try {
+    return { ok: await p };
+  } catch (err) {
+    const e = err as { code?: unknown; errno?: unknown; index?: unknown; element?: unknown };
+    return { code: e.code, errno: e.errno, index: e.index, element: e.element };
+  }
+}
+
+describePrivileged('FakeNftables against the kernel through Nftables', () => {
+  it.each([1, 2, 3, 4, 5])('answers 250 random transactions like the kernel (seed %i)', async (seed) => {
+    using ns = new TestNetns('nftd');
+    const kernel = await Nftables.open({ netns: ns.path });
+    const fake = await Nftables.open({ netlink: new FakeNftables() });
+    try {
+      const steps = makeSteps(seed, 250);
+      let applied = 0;
+      const history: string[] = [];
+      for (const [i, step] of steps.entries()) {
+        const k = await outcome(step.run(kernel));
+        const f = await outcome(step.run(fake));
+        history.push(`#${i} ${step.label} -> ${JSON.stringify(k)}`);
+        const recent = `seed ${seed}, the last steps:\n${history.slice(-(Number(process.env.NFT_DIFF_HISTORY) || 8)).join('\n')}`;
+        expect({ step: i, label: step.label, outcome: f }, recent).toEqual({ step: i, label: step.label, outcome: k });
+        if ('ok' in (k as object)) applied++;
+        expect({ step: i, listing: await listing(fake) }, recent).toEqual({ step: i, listing: await listing(kernel) });
+      }
+      // The sequence is worth something only if both kinds of outcome happened often.
+      expect(applied).toBeGreaterThan(40);
+      expect(steps.length - applied).toBeGreaterThan(40);
+    } finally {
+      kernel.close();
+      fake.close();
+    }
+  });
+});
