@@ -26,7 +26,7 @@ export type DiagnosticsChannelName = (typeof DIAGNOSTICS_CHANNELS)[keyof typeof 
 
 /**
  * OperationTiming is what every message carries. `outcome` is `'ok'` or the code of the error the operation ended
- * with (`IPSET_ERR_EXIST`, `ENOENT`, `ERR_PROCESS_TIMEOUT`, ...: the same `code` the error has), so it can label a
+ * with (`IPSET_ERR_EXIST`, `ENOENT`, `ETIMEDOUT`, ...: the same `code` the error has), so it can label a
  * metric as it is; `error` is that error.
  */
 export interface OperationTiming {
@@ -75,7 +75,7 @@ export type IptablesRunKind = 'restore' | 'save' | 'other';
  * IptablesRunMessage is published on `podnet:iptables:run` for each program an Iptables client runs, whatever its
  * runner (the real one, FakeIptables, your own). `outcome` is `'ok'` for exit status 0, `'ERR_EXIT_STATUS'` for a
  * program that exited otherwise (`exitCode` says how; the client's error then follows, such as
- * IptablesRestoreError), or the code of the run's own error (`ENOENT`, `ERR_PROCESS_TIMEOUT`).
+ * IptablesRestoreError), or the code of the run's own error (`ENOENT`, `ETIMEDOUT`).
  */
 export interface IptablesRunMessage extends OperationTiming {
   kind: IptablesRunKind;
@@ -91,7 +91,7 @@ export interface IptablesRunMessage extends OperationTiming {
  * NetnsSpawnMessage is published on `podnet:netns:spawn` for each program runInNetns or startInNetns ran, once it
  * ended (or could not start; arguments refused before anything starts publish nothing). `outcome` is `'ok'` for
  * exit status 0, `'ERR_EXIT_STATUS'` for another status or a signal, or the error's code (`ENOENT`, `EACCES`,
- * `ERR_PROCESS_TIMEOUT`, `ERR_OUTPUT_LIMIT`).
+ * `ETIMEDOUT`, `ERR_OUTPUT_LIMIT`).
  */
 export interface NetnsSpawnMessage extends OperationTiming {
   /** The program and its arguments, as given. */
