@@ -9,7 +9,7 @@
 //
 // Node's headers come from the running Node (its include/node), as for the source build: nothing is downloaded.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { arch as hostArch, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -18,6 +18,9 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const prebuildifyBin = join(dirname(require.resolve('prebuildify/package.json')), 'bin.js');
+
+/** ELF e_machine of each target: a binary built by the wrong compiler never ships. */
+const ELF_MACHINE = { x64: 62, arm64: 183 };
 
 /** Cross toolchains by target architecture, as Debian names their binaries. */
 const CROSS = {
@@ -80,6 +83,21 @@ function build(scratch, target, tools, headers) {
   if (result.status !== 0) throw new Error(`prebuildify for linux-${target} exited with ${result.status ?? result.signal}`);
 }
 
+/** checkMachine throws unless file is an ELF shared object for target. */
+function checkMachine(file, target) {
+  const header = Buffer.alloc(20);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, header, 0, header.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  const machine = header.readUInt16LE(18);
+  if (header.readUInt32BE(0) !== 0x7f454c46 || machine !== ELF_MACHINE[target]) {
+    throw new Error(`prebuild: ${file} is not an ELF binary for linux-${target} (e_machine ${machine})`);
+  }
+}
+
 function main() {
   const { list, required } = targets();
   const headers = nodedir();
@@ -97,6 +115,8 @@ function main() {
         continue;
       }
       build(scratch, target, tools, headers);
+      const dir = join(root, 'prebuilds', `linux-${target}`);
+      for (const file of readdirSync(dir)) checkMachine(join(dir, file), target);
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
