@@ -148,7 +148,10 @@ export class ProbeSet {
     for (const [ip, owner] of next) this.#owners.set(ip, owner);
   }
 
-  /** owner is the UID owning ip ('' for an entry without comment), or undefined when ip is not in the sets. */
+  /**
+   * owner is the UID owning ip ('' for an entry without comment), or undefined when ip is not in the sets. Throws
+   * InvalidArgumentError when ip is not an IP address.
+   */
   owner(ip: string): string | undefined {
     return this.#owners.get(normalizeIp(ip).ip);
   }
