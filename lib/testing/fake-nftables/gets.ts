@@ -145,7 +145,6 @@ function single(ctx: GetContext, req: Request, msg: number): Uint8Array[] | GetA
       return [m(NFT_MSG.NEWCHAIN, t.family, chainAttrs(t, c))];
     }
     case NFT_MSG.GETSET: {
-      if (req.family === 0) fail(E.EAFNOSUPPORT);
       const t = findTable(ctx, req, NFTA_SET.TABLE);
       const a = req.attrs.get(NFTA_SET.NAME);
       const s = t.sets.get(requiredName(a));
@@ -162,7 +161,8 @@ function single(ctx: GetContext, req: Request, msg: number): Uint8Array[] | GetA
       const handle = be64(ha);
       const i = c.rules.findIndex((r) => r.handle === handle);
       if (i < 0) fail(E.ENOENT, ha);
-      return [m(NFT_MSG.NEWRULE, t.family, ruleAttrs(t, c, c.rules[i]!, c.rules[i - 1]))];
+      // A single rule is answered without NFTA_RULE_POSITION (only dumps name the rule before).
+      return [m(NFT_MSG.NEWRULE, t.family, ruleAttrs(t, c, c.rules[i]!, undefined))];
     }
     case NFT_MSG.GETSETELEM: {
       const t = findTable(ctx, req, NFTA_SET_ELEM_LIST.TABLE);
