@@ -1,5 +1,10 @@
 /**
- * podnet: typed, mockable Linux host and pod networking for Node.js.
+ * podnet: typed, mockable Linux host and pod networking for Node.js: network namespaces, ipset over netlink,
+ * iptables and nftables rule sets, policy routes, processes inside a namespace, the node agent layer and the node
+ * proxy handoff. Every failure is a PodnetError with a stable `code`; test for it with the predicates
+ * (isNotFound, isAlreadyExists), never with the message.
+ *
+ * @module podnet
  */
 export { Netns, NETNS_RUN_DIR, type NetnsLike } from './netns.js';
 export {

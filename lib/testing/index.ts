@@ -4,6 +4,8 @@
  * FakeIptables for iptables-restore/-save (`Iptables.open({ runner: new FakeIptables() })`), FakeZtunnel for the
  * node proxy on the other end of the agent's ZDS socket (`await FakeZtunnel.connect(path)`). SimulatedNode and
  * echo-who are the opposite: real namespaces, veths and sockets for tests that need packets (root only).
+ *
+ * @module podnet/testing
  */
 export { FakeNetlink, type FakeNetlinkOptions } from './fake-netlink/fake-netlink.js';
 export type { FaultMatch, IpsetCommandName } from './fake-netlink/faults.js';
