@@ -4,8 +4,9 @@
 //
 //   node examples/inpod-agent/agent.mjs --fake --socket /tmp/cni.sock            # on FakeNode: no root, no node
 //   sudo node examples/inpod-agent/agent.mjs --socket /run/podnet/cni.sock \
-//        [--ztunnel-socket /var/run/ztunnel/ztunnel.sock]                       # the real thing
+//        [--ztunnel-socket /var/run/ztunnel/ztunnel.sock] [--host-netns PATH]   # the real thing
 //
+// --host-netns is the node's namespace when the agent runs in another one (default: its own, as with hostNetwork).
 // PODNET_AGENT_FAKE=1 and PODNET_AGENT_SOCKET do the same as --fake and --socket. SIGTERM or SIGINT stop it: the
 // HTTP server closes, then NodeNetwork removes its host rules and probe sets (enrolled pods keep theirs: the pods
 // still run, and the next agent's syncSnapshot takes them over).
@@ -22,6 +23,7 @@ const { values: flags } = parseArgs({
     fake: { type: 'boolean', default: process.env.PODNET_AGENT_FAKE === '1' },
     socket: { type: 'string', default: process.env.PODNET_AGENT_SOCKET || '/run/podnet/cni.sock' },
     'ztunnel-socket': { type: 'string' },
+    'host-netns': { type: 'string' },
   },
 });
 
@@ -39,14 +41,18 @@ async function openNode() {
   }
   const path = flags['ztunnel-socket'];
   const proxy = path ? await ZtunnelServer.listen({ path }) : undefined;
-  const network = new NodeNetwork(proxy ? { proxy } : {});
+  const network = new NodeNetwork({ hostNetns: flags['host-netns'], proxy });
   return { network, podAppears: () => {}, close: async () => proxy?.close() };
 }
 
-/** The pod as NodeNetwork takes it; NodeNetwork checks every field and refuses a bad one with InvalidArgumentError. */
+/**
+ * The pod as NodeNetwork takes it; NodeNetwork checks every field and refuses a bad one with InvalidArgumentError.
+ * The workload (what the node proxy needs) is there when the event names the pod.
+ */
 function podOf(event) {
   const { uid, netns, ips, name, namespace, serviceAccount } = event ?? {};
-  return { uid, netns, ips, workload: { name, namespace, serviceAccount } };
+  const named = name !== undefined || namespace !== undefined || serviceAccount !== undefined;
+  return { uid, netns, ips, workload: named ? { name, namespace, serviceAccount } : undefined };
 }
 
 const node = await openNode();

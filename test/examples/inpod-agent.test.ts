@@ -2,13 +2,13 @@
 // get typed errors and change nothing, and SIGTERM stops it with nothing left behind.
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, expect, it } from 'vitest';
 
 import { startExample } from './run-example.js';
+import { callAgent as call } from './unix-http.js';
 
 const workload = { name: 'reviews-v1', namespace: 'default', serviceAccount: 'reviews' };
 const podA = { uid: 'uid-a', netns: '/run/netns/cni-a', ips: ['10.244.0.5'], ...workload };
@@ -18,19 +18,6 @@ afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-/** call sends one HTTP request over the unix socket and resolves the status and the parsed JSON body. */
-function call(socketPath: string, method: string, path: string, body?: string): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, method, path, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 it('enrolls and removes pods from CNI events over HTTP on a unix socket, and stops cleanly on SIGTERM', async () => {
   dir = mkdtempSync(join(tmpdir(), 'podnet-example-agent-'));
@@ -62,7 +49,7 @@ it('enrolls and removes pods from CNI events over HTTP on a unix socket, and sto
     expect(bad.json.error).toMatchObject({ code: 'ERR_INVALID_ARG_VALUE', argument: 'pod.ips[0]' });
     const noWorkload = await call(socket, 'POST', '/cni/add', JSON.stringify({ uid: 'uid-c', netns: '/run/netns/cni-c', ips: ['10.244.0.9'] }));
     expect(noWorkload.status).toBe(400);
-    expect(noWorkload.json.error.argument).toBe('pod.workload.name');
+    expect(noWorkload.json.error.argument).toBe('pod.workload');
     expect((await call(socket, 'POST', '/cni/add', '{not json')).json.error.code).toBe('ERR_BAD_JSON');
     expect((await call(socket, 'GET', '/nope')).status).toBe(404);
     // Only uid-a is enrolled: the refused requests changed nothing.
