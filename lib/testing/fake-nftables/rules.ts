@@ -3,9 +3,8 @@
  * came with and dumped back; the fake reads only what the kernel's checks need: every expression's name against
  * the kernel's list (an unknown one is ENOENT), the set a lookup names (ENOENT when missing, and the set is then in
  * use), and the chain an immediate jump or goto names (ENOENT when missing, EOPNOTSUPP for a base chain). The
- * bytes are dumped without NLA_F_NESTED / NLA_F_NET_BYTEORDER, as the kernel writes every nest and integer; what
- * the kernel adds or reorders when it dumps an expression its own way (a counter's zero values) the fake does not.
- * Loops of jumps are not looked for.
+ * expressions are kept in the form the kernel dumps them (expr-dump.ts). Loops of jumps are not looked for, and
+ * the expressions' own attributes are not checked (a malformed cmp the kernel refuses is taken).
  */
 import type { Attr } from '../fake-netlink/codec.js';
 import {
@@ -30,32 +29,12 @@ import type { ChainObj, Draft, RuleObj, TableObj } from './model.js';
 import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';
 import { lookupTable } from './tables.js';
 import type { BatchIds } from './sets.js';
+import { dumpExpressions } from './expr-dump.js';
 
 function lookupChainIn(table: TableObj, attr: Attr): ChainObj {
   const c = table.chains.get(nameOf(attr)!);
   if (!c) fail(E.ENOENT, attr);
   return c;
-}
-
-const NLA_FLAGS = 0xc000;
-const NLA_F_NESTED_BIT = 0x8000;
-
-/** canonical copies attribute bytes with the flag bits cleared, going into every attribute flagged as a nest. */
-export function canonical(bytes: Uint8Array): Uint8Array {
-  const out = Uint8Array.from(bytes);
-  const walk = (start: number, end: number): void => {
-    let off = start;
-    while (end - off >= 4) {
-      const len = out[off]! | (out[off + 1]! << 8);
-      if (len < 4 || len > end - off) return;
-      const type = out[off + 2]! | (out[off + 3]! << 8);
-      out[off + 3] = ((type & ~NLA_FLAGS) >> 8) & 0xff;
-      if (type & NLA_F_NESTED_BIT) walk(off + 4, off + len);
-      off += (len + 3) & ~3;
-    }
-  };
-  walk(0, out.length);
-  return out;
 }
 
 /** What a rule's expressions refer to, checked as nf_tables_newrule's expression parsing checks it. */
@@ -160,7 +139,7 @@ export function newRule(draft: Draft, req: Request, ids: BatchIds): void {
   const exprAttr = a.get(NFTA_RULE.EXPRESSIONS);
   const refs = parseExpressions(t0, exprAttr, ids);
   const udata = udataOf(a.get(NFTA_RULE.USERDATA));
-  const expressions = exprAttr ? canonical(exprAttr.value) : new Uint8Array(0);
+  const expressions = exprAttr ? dumpExpressions(exprAttr.value) : new Uint8Array(0);
   const rule: RuleObj = draft.fresh({ handle, expressions, udata, ...refs });
   let t = holdRefs(draft, t0, refs, 1);
   const m = draft.mutableChain(t, t.chains.get(chain.name)!);
