@@ -3,7 +3,7 @@
 // here, the kernel answered first.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { NftablesError, isAlreadyExists, isNotFound, type NftChainSpec, type Nftables, type NftTableRef } from '../../lib/index.js';
+import { NftablesError, isAlreadyExists, isNotFound, nftExpr as x, type NftChainSpec, type NftRuleSpec, type Nftables, type NftTableRef } from '../../lib/index.js';
 
 export interface NftablesBackend {
   /** A fresh, empty nf_tables world and a client on it. */
@@ -268,6 +268,85 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         const listed = await nft.elements(T, 'v4');
         expect(listed).toHaveLength(3000);
         expect(byAddress(listed)).toEqual(byAddress(many));
+      });
+    });
+
+    describe('rules', () => {
+      const C = { family: 'inet', table: T.name, chain: 'c' } as const;
+      const chainOf = (name: string) => ({ family: 'inet', table: T.name, name }) as const;
+      beforeEach(async () => {
+        await nft.run(
+          nft
+            .transaction()
+            .addTable(T)
+            .addChain(chainOf('c'))
+            .addChain(chainOf('target'))
+            .addChain({ ...chainOf('base'), type: 'filter', hook: 'input', priority: 0 })
+            .addSet({ family: 'inet', table: T.name, name: 's', type: 'ipv4_addr' }),
+        );
+      });
+      const ofChain = async (chain: string) => (await nft.rules(T)).filter((r) => r.chain === chain);
+
+      it('appends, inserts first, after and before a handle; lists in order with handles, comments and expressions', async () => {
+        await nft.run(nft.transaction().addRule({ ...C, exprs: [x.counter(), x.accept()], comment: 'first' }).addRule({ ...C, exprs: [x.drop()] }).insertRule({ ...C, exprs: [x.return()] }));
+        const [ret, first, drop] = await ofChain('c');
+        expect([ret!.comment, first!.comment, drop!.comment]).toEqual([undefined, 'first', undefined]);
+        expect(first!.exprs).toEqual([{ type: 'counter', packets: 0, bytes: 0 }, { type: 'verdict', verdict: 'accept' }]);
+        expect(new Set([ret!.handle, first!.handle, drop!.handle]).size).toBe(3);
+        await nft.run(
+          nft
+            .transaction()
+            .addRule({ ...C, exprs: [x.l4proto('tcp'), x.accept()], comment: 'after first' }, { after: first!.handle! })
+            .insertRule({ ...C, exprs: [x.l4proto('udp'), x.accept()], comment: 'before drop' }, { before: drop!.handle! }),
+        );
+        expect((await ofChain('c')).map((r) => r.comment)).toEqual([undefined, 'first', 'after first', 'before drop', undefined]);
+        const missing = await rejection(nft.run(nft.transaction().addRule({ ...C, exprs: [x.accept()] }, { after: 999999 })));
+        expect(missing).toMatchObject({ code: 'ENOENT', index: 0 });
+      });
+
+      it('deletes a rule by handle (ENOENT for a missing one) and flushes a chain', async () => {
+        await nft.run(nft.transaction().addRule({ ...C, exprs: [x.accept()] }).addRule({ ...C, exprs: [x.drop()] }));
+        const [a, b] = await ofChain('c');
+        await nft.run(nft.transaction().deleteRule({ ...C, handle: a!.handle! }));
+        expect((await ofChain('c')).map((r) => r.handle)).toEqual([b!.handle]);
+        const err = await rejection(nft.run(nft.transaction().deleteRule({ ...C, handle: a!.handle! })));
+        expect(err).toMatchObject({ code: 'ENOENT', errno: -2, index: 0 });
+        await nft.run(nft.transaction().flushChain(chainOf('c')));
+        expect(await ofChain('c')).toEqual([]);
+        const noChain = await rejection(nft.run(nft.transaction().flushChain(chainOf('missing'))));
+        expect(noChain).toMatchObject({ code: 'ENOENT', index: 0 });
+      });
+
+      it('holds the sets it looks up and the chains it jumps to: EBUSY to delete them while it is there', async () => {
+        await nft.run(nft.transaction().addRule({ ...C, exprs: [x.addrInSet('ip daddr', 's'), x.accept()] }).addRule({ ...C, exprs: [x.jump('target')] }));
+        const busySet = await rejection(nft.run(nft.transaction().deleteSet({ family: 'inet', table: T.name, name: 's' })));
+        expect(busySet).toMatchObject({ code: 'EBUSY', errno: -16, index: 0 });
+        const busyChain = await rejection(nft.run(nft.transaction().deleteChain(chainOf('target'))));
+        expect(busyChain).toMatchObject({ code: 'EBUSY', index: 0 });
+        const use = Object.fromEntries((await nft.chains(T)).map((c) => [c.name, c.use]));
+        expect(use).toEqual({ c: 2, target: 1, base: 0 });
+        const [lookup, jump] = await ofChain('c');
+        await nft.run(nft.transaction().deleteRule({ ...C, handle: jump!.handle! }).deleteChain(chainOf('target')));
+        await nft.run(nft.transaction().deleteRule({ ...C, handle: lookup!.handle! }).deleteSet({ family: 'inet', table: T.name, name: 's' }));
+        expect((await nft.chains(T)).map((c) => c.name)).toEqual(['c', 'base']);
+        // A chain's own rules go with it; so does everything when the table goes.
+        await nft.run(nft.transaction().addRule({ ...C, exprs: [x.accept()] }).deleteChain(chainOf('c')));
+        expect(await nft.rules(T)).toEqual([]);
+      });
+
+      it('refuses a jump to a base chain (EOPNOTSUPP), to a missing chain, a missing set, a missing chain of its own, an unknown expression (ENOENT)', async () => {
+        const cases: [string, NftRuleSpec, string][] = [
+          ['jump to a base chain', { ...C, exprs: [x.jump('base')] }, 'EOPNOTSUPP'],
+          ['jump to a missing chain', { ...C, exprs: [x.jump('missing')] }, 'ENOENT'],
+          ['lookup of a missing set', { ...C, exprs: [x.addrInSet('ip saddr', 'missing'), x.accept()] }, 'ENOENT'],
+          ['rule in a missing chain', { ...C, chain: 'missing', exprs: [x.accept()] }, 'ENOENT'],
+          ['unknown expression', { ...C, exprs: [{ type: 'raw', name: 'nosuchexpr', data: new Uint8Array(0) }] }, 'ENOENT'],
+        ];
+        for (const [label, rule, code] of cases) {
+          const err = await rejection(nft.run(nft.transaction().addRule(rule)));
+          expect({ label, code: err.code, index: err.index }).toEqual({ label, code, index: 0 });
+        }
+        expect(await nft.rules(T)).toEqual([]);
       });
     });
 
