@@ -80,9 +80,10 @@ export async function sendStream(
     const { entries: sentEntries, indexes: sentIndexes } = chunk;
     chunk = { entries: [], indexes: [] };
     // Settles into result or failure right away, so a rejection is never left unhandled while encoding goes on.
-    inFlight = tracedAdt(session, request, records, sentEntries.length).then(
+    const entryAt = (at: number): [number, IpsetEntry] => [sentIndexes[at]!, sentEntries[at]!];
+    inFlight = tracedAdt(session, request, records, sentEntries.length, entryAt).then(
       (raw) => {
-        result.applied += collectFailures(raw, (at) => [sentIndexes[at]!, sentEntries[at]!], context, result.failed);
+        result.applied += collectFailures(raw, entryAt, context, result.failed);
         session.sets.counted(name, adding, raw[0]!);
       },
       (error: unknown) => {

@@ -98,7 +98,7 @@ export async function sendArray(session: IpsetSession, writers: BatchWriters, re
       i = encodeArraySlice(writer, entries, i, shape, session.fields);
       if (i < entries.length) await yieldToLoop();
     }
-    raw = await tracedAdt(session, request, writer.bytes(), entries.length);
+    raw = await tracedAdt(session, request, writer.bytes(), entries.length, (at) => [at, entries[at]!]);
   } finally {
     writers.release();
   }
@@ -109,10 +109,16 @@ export async function sendArray(session: IpsetSession, writers: BatchWriters, re
 }
 
 /**
- * tracedAdt sends one batch's records (`count` entries) on a worker, published on `podnet:ipset:request` when it
- * has subscribers. Rejects as the native call does.
+ * tracedAdt sends one batch's records (`count` entries; entryAt as for collectFailures) on a worker, published on
+ * `podnet:ipset:request` when it has subscribers. Rejects as the native call does.
  */
-export function tracedAdt(session: IpsetSession, request: BatchRequest, records: Uint8Array, count: number): Promise<Uint32Array> {
+export function tracedAdt(
+  session: IpsetSession,
+  request: BatchRequest,
+  records: Uint8Array,
+  count: number,
+  entryAt: (at: number) => [number, IpsetEntry],
+): Promise<Uint32Array> {
   const { command, name, excl } = request;
   const pending = session.live().adt(command, name, records, excl, false);
   if (!requestChannel.hasSubscribers) return pending;
@@ -121,7 +127,11 @@ export function tracedAdt(session: IpsetSession, request: BatchRequest, records:
   return pending.then(
     (raw) => {
       const failed = (raw.length - 1) / 2;
-      publishDone(about, start, count, failed, failed === 0 ? undefined : ipsetError(raw[2]!, { ...request.context, entry: undefined }));
+      if (failed === 0) publishDone(about, start, count, 0);
+      else {
+        const [index, entry] = entryAt(raw[1]!);
+        publishDone(about, start, count, failed, ipsetError(raw[2]!, { ...request.context, entry, index }));
+      }
       return raw;
     },
     (err: unknown) => {

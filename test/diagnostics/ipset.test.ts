@@ -76,12 +76,15 @@ describe('podnet:ipset:request', () => {
     expect(streamed.applied).toBe(5000);
     const dup = await ipset.addMany('s', entries(2));
     expect(dup.failed.length).toBe(2);
-    expect(rec.take().map(about)).toEqual([
+    const messages = rec.take();
+    expect(messages.map(about)).toEqual([
       { command: 'add', set: 's', mode: 'worker', entries: 10, failed: 0, outcome: 'ok' },
       { command: 'add', set: 's', mode: 'worker', entries: 4096, failed: 0, outcome: 'ok' },
       { command: 'add', set: 's', mode: 'worker', entries: 904, failed: 0, outcome: 'ok' },
       { command: 'add', set: 's', mode: 'worker', entries: 2, failed: 2, outcome: 'IPSET_ERR_EXIST' },
     ]);
+    // The message's error is the first refused entry's, as the batch result reports it.
+    expect(messages[3]!.error).toMatchObject({ code: 'IPSET_ERR_EXIST', index: dup.failed[0]!.index, entry: dup.failed[0]!.entry, set: 's' });
   });
 
   it('publishes dumps with the entries they read, and every other command', async () => {
