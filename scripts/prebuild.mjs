@@ -75,7 +75,8 @@ function build(scratch, target, tools, headers) {
     `--arch=${target}`,
     `--out=${root}`,
   ];
-  const env = { ...process.env, ...tools.env };
+  // node-gyp runs make with one job unless told: JOBS=max is one per core.
+  const env = { JOBS: 'max', ...process.env, ...tools.env };
   if (headers) env.npm_config_nodedir = headers;
   console.log(`prebuild: linux-${target} (${tools.env.CXX ?? 'host compiler'})`);
   const result = spawnSync(process.execPath, args, { cwd: scratch, env, stdio: 'inherit' });
