@@ -1,10 +1,11 @@
 /**
- * The seams of the agent layer: how it opens namespaces, ipset and iptables.
+ * The seams of the agent layer: how it opens namespaces, ipset, iptables, nftables and rtnetlink.
  * Defaults are the real ones; podnet/testing has fakes with the same shapes.
  */
 import type { Ipset } from '../ipset/client.js';
 import { Iptables } from '../iptables/iptables.js';
 import { Netns, type NetnsLike } from '../netns.js';
+import { Nftables } from '../nftables/client.js';
 import { Rtnetlink } from '../rtnetlink/client.js';
 
 /** AgentNetns is a namespace as the agent holds it while working on a pod. */
@@ -49,6 +50,20 @@ export type RtnetlinkFactory = (request: { netns: AgentNetns }) => Promise<Rtnet
 
 /** realRtnetlink opens real NETLINK_ROUTE sockets inside the namespace. */
 export const realRtnetlink: RtnetlinkFactory = (request) => Rtnetlink.open({ netns: request.netns.handle ?? request.netns.path });
+
+/**
+ * NftablesFactory opens an nf_tables client in a pod's namespace, or with `netns` undefined in the host's
+ * (NodeNetworkOptions.nftables; FakeNode supplies one FakeNftables per namespace). It rejects as Nftables.open does.
+ */
+export type NftablesFactory = (request: { netns: AgentNetns | undefined }) => Promise<Nftables>;
+
+/** realNftables opens real NETLINK_NETFILTER sockets; the host's in hostNetns. */
+export function realNftables(hostNetns: NetnsLike | undefined): NftablesFactory {
+  return (request) => {
+    const netns = request.netns?.handle ?? request.netns?.path ?? hostNetns;
+    return Nftables.open(netns === undefined ? {} : { netns });
+  };
+}
 
 /** realNetnsOpener opens real namespace files. */
 export const realNetnsOpener: NetnsOpener = {

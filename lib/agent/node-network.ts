@@ -2,8 +2,10 @@
  * NodeNetwork: what a node agent imports. It keeps the host's probe sets and
  * SNAT rule, puts pods in and out of the mesh (in-pod rules, probe entries),
  * rebuilds from a snapshot at start-up and cleans up at shutdown. It uses the
- * Ipset, Iptables and Netns APIs only through injectable backends, so the same
- * code runs on fakes (podnet/testing) and on the kernel.
+ * Ipset, Iptables, Nftables and Netns APIs only through injectable backends, so
+ * the same code runs on fakes (podnet/testing) and on the kernel. The rules go
+ * through iptables (default) or nftables (`backend: 'nftables'`: the probe sets
+ * as nft sets, the in-pod rules as inet tables, one batch per pod).
  */
 import { EventEmitter } from 'node:events';
 
@@ -17,17 +19,24 @@ import type { Iptables } from '../iptables/iptables.js';
 import type { RuleSet } from '../iptables/rule-set.js';
 import type { VerifyResult } from '../iptables/verify.js';
 import type { NetnsLike } from '../netns.js';
-import { checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
+import { checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
+import type { Nftables } from '../nftables/client.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
 import {
   realIptables,
   realNetnsOpener,
+  realNftables,
   realRtnetlink,
   type AgentNetns,
   type IptablesFactory,
   type NetnsOpener,
+  type NftablesFactory,
   type RtnetlinkFactory,
 } from './backends.js';
+import { applyNftRuleset, reconcileNftRuleset, removeNftRuleset, verifyNftRuleset, type NftVerifyResult } from './nft-apply.js';
+import { NftHost, withPodNftables } from './nft-node.js';
+import type { NftProbeSet } from './nft-probe-set.js';
+import { nftInpodRules, type NftRuleset } from './nft-rules.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { toLogger, type Logger } from '../logger.js';
 import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
@@ -53,6 +62,19 @@ export interface NodeNetworkOptions {
   ipset?: Ipset;
   /** Opens iptables clients; default real ones (Iptables.open). */
   iptables?: IptablesFactory;
+  /**
+   * Which rules the node gets: 'iptables' (default; probe sets in ipset) or 'nftables' (the reference's nftables
+   * backend: probe sets as nft sets in the host's `inet istio-ambient-nat`, in-pod rules as its three inet tables,
+   * each pod's in one batch; no ipset or iptables used).
+   */
+  backend?: 'iptables' | 'nftables';
+  /** Opens nf_tables clients for the nftables backend; default real ones (Nftables.open). */
+  nftables?: NftablesFactory;
+  /**
+   * The kubelet's uid for the nftables backend's host SNAT rule (`meta skuid`); default: detected at start() from
+   * the processes named 'kubelet' in /proc (start() fails with KubeletUidError when it cannot tell).
+   */
+  kubeletUid?: number;
   /** Opens pod namespaces; default real ones (Netns). */
   netns?: NetnsOpener;
   /** Opens rtnetlink clients in pod namespaces for the policy routes; default real ones (Rtnetlink.open). */
@@ -89,8 +111,10 @@ export interface PodInfo {
 export interface PodVerifyReport {
   uid: string;
   inSync: boolean;
-  /** The in-pod iptables rules, per family. */
+  /** The in-pod iptables rules, per family (empty with the nftables backend). */
   rules: { family: 4 | 6; result: VerifyResult }[];
+  /** The in-pod nftables tables (with the nftables backend). */
+  nftRules?: NftVerifyResult;
   /** The policy rule and local route, per family that gets them. */
   routes: PodRoutingState[];
 }
@@ -98,7 +122,10 @@ export interface PodVerifyReport {
 export interface NodeVerifyReport {
   inSync: boolean;
   sets: { name: string; present: boolean; ok: boolean }[];
+  /** The host iptables rules, per family (empty with the nftables backend). */
   hostRules: { family: 4 | 6; result: VerifyResult }[];
+  /** The host's nftables table: its SNAT chain and rule, and its sets' type and comment (with the nftables backend). */
+  nftHostRules?: NftVerifyResult;
   /** The pods passed to verify({ pods }), in that order. */
   pods: PodVerifyReport[];
 }
@@ -172,11 +199,14 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   readonly #iptables: IptablesFactory;
   readonly #netns: NetnsOpener;
   readonly #rtnetlink: RtnetlinkFactory;
+  readonly #nftables: NftablesFactory;
+  /** The nftables backend's host side; undefined with iptables. */
+  readonly #nft: NftHost | undefined;
   readonly #proxy: WorkloadProxy | undefined;
   readonly #log: Logger;
   #ipset: Ipset | undefined;
   readonly #ownsIpset: boolean;
-  #probes: ProbeSet | undefined;
+  #probes: ProbeSet | NftProbeSet | undefined;
   #hostIptables = new Map<4 | 6, Iptables>();
   #backend: 'nft' | 'legacy' | undefined;
   #started = false;
@@ -199,6 +229,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#iptables = o.iptables ?? realIptables(o.hostNetns);
     this.#netns = o.netns ?? realNetnsOpener;
     this.#rtnetlink = o.rtnetlink ?? realRtnetlink;
+    const backend = o.backend ?? 'iptables';
+    if (backend !== 'iptables' && backend !== 'nftables') throw invalidValue('options.backend', "'iptables' or 'nftables'", backend);
+    if (o.kubeletUid !== undefined) checkInteger('options.kubeletUid', o.kubeletUid, 0, 0xfffffffe);
+    this.#nftables = o.nftables ?? realNftables(o.hostNetns);
     if (o.proxy !== undefined) {
       const p = o.proxy as unknown as Record<string, unknown>;
       for (const m of ['addWorkload', 'delWorkload', 'replaceWorkloads']) {
@@ -209,10 +243,30 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#log = toLogger(o.logger);
     this.#ipset = o.ipset;
     this.#ownsIpset = o.ipset === undefined;
+    this.#nft =
+      backend === 'nftables'
+        ? new NftHost({
+            nftables: this.#nftables,
+            kubeletUid: o.kubeletUid,
+            prefix: this.#options.probeSetPrefix,
+            ipv6: this.#options.ipv6,
+            probeSourceV4: this.#options.probeSourceV4,
+            probeSourceV6: this.#options.probeSourceV6,
+            onConflict,
+            logger: this.#log,
+            onConflictEvent: (c) => this.emit('conflict', c),
+            onOwnerMismatch: (m) => this.emit('ownerMismatch', m),
+          })
+        : undefined;
   }
 
-  /** probeSet is the host's ProbeSet once start() ran. */
-  get probeSet(): ProbeSet | undefined {
+  /** backend is which rules the node gets: 'iptables' or 'nftables'. */
+  get backend(): 'iptables' | 'nftables' {
+    return this.#nft ? 'nftables' : 'iptables';
+  }
+
+  /** probeSet is the host's ProbeSet (an NftProbeSet with the nftables backend) once start() ran. */
+  get probeSet(): ProbeSet | NftProbeSet | undefined {
     return this.#probes;
   }
 
@@ -258,7 +312,18 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     return this.#options.ipv6 ? [4, 6] : [4];
   }
 
-  #live(): ProbeSet {
+  // The nftables twin of #podRules: both families in the same inet tables.
+  #podNftRules(pod: PodInfo): NftRuleset {
+    return nftInpodRules({
+      ipv6: this.#options.ipv6,
+      dnsCapture: this.#options.dnsCapture,
+      probeSourceV4: this.#options.probeSourceV4,
+      probeSourceV6: this.#options.probeSourceV6,
+      ingressOnly: pod.ingressOnly ?? false,
+    });
+  }
+
+  #live(): ProbeSet | NftProbeSet {
     if (!this.#probes || !this.#started) throw new PodnetError('node network is not started', 'ERR_AGENT_NOT_STARTED');
     return this.#probes;
   }
@@ -269,6 +334,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    */
   async start(): Promise<void> {
     if (this.#started) return;
+    if (this.#nft) return this.#startNft(this.#nft);
     this.#ipset ??= await this.#step('sets', undefined, 'opening ipset in the host namespace', () =>
       Ipset.open(this.#hostNetns === undefined ? {} : { netns: this.#hostNetns }),
     );
@@ -300,6 +366,18 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#log.info('node network started', { set: probes.v4Name });
   }
 
+  async #startNft(host: NftHost): Promise<void> {
+    const probes = await this.#step('sets', undefined, 'opening nftables in the host namespace', () => host.open());
+    await this.#step('sets', undefined, 'creating the probe sets', async () => {
+      await probes.ensure();
+      await probes.load();
+    });
+    this.#probes = probes;
+    await this.#step('host-rules', undefined, 'installing the host SNAT rules', () => host.installRules());
+    this.#started = true;
+    this.#log.info('node network started', { set: probes.v4Name, backend: 'nftables' });
+  }
+
   #openPodNetns(pod: PodInfo): AgentNetns {
     if (pod.netns === undefined) throw invalidValue('pod.netns', "the pod's namespace", pod.netns);
     return this.#netns.open(pod.netns);
@@ -326,6 +404,11 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     });
   }
 
+  /** Runs fn on the pod's nf_tables client in the 'inpod-rules' step (the nftables twin of #podIptables). */
+  async #podNftables<T>(pod: PodInfo, ns: AgentNetns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
+    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, () => withPodNftables(this.#nftables, ns, fn));
+  }
+
   async #podRouting<T>(pod: PodInfo, ns: AgentNetns, fn: (rt: Rtnetlink, families: (4 | 6)[]) => Promise<T>): Promise<T> {
     return this.#step('routes', pod.uid, `policy routes of pod '${pod.uid}'`, async () => {
       const rt = await this.#rtnetlink({ netns: ns });
@@ -349,7 +432,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     const p = checkPod(pod, 'pod', this.#proxy !== undefined);
     const probes = this.#live();
     await this.#withPod(p, async (ns) => {
-      await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
+      if (this.#nft) await this.#podNftables(p, ns, (nft) => applyNftRuleset(nft, this.#podNftRules(p)));
+      else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
       await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
       const proxy = this.#proxy;
       if (proxy) {
@@ -384,7 +468,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
     if (!o.deleted) {
       await this.#withPod(p, async (ns) => {
-        await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
+        if (this.#nft) await this.#podNftables(p, ns, (nft) => removeNftRuleset(nft, this.#podNftRules(p)));
+        else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
         await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
       });
     }
@@ -442,6 +527,14 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   async #verify(pods: readonly PodInfo[]): Promise<NodeVerifyReport> {
     const probes = this.#live();
+    if (this.#nft) {
+      const sets = await this.#nft.verifySets();
+      const nftHostRules = await this.#nft.verifyRules();
+      const podReports: PodVerifyReport[] = [];
+      for (const pod of pods) podReports.push(await this.#verifyPod(pod));
+      const inSync = sets.every((s) => s.ok) && nftHostRules.inSync && podReports.every((p) => p.inSync);
+      return { inSync, sets, hostRules: [], nftHostRules, pods: podReports };
+    }
     const ipset = this.#ipset!;
     const sets = await Promise.all(
       probes.setNames.map(async (name, i) => {
@@ -497,13 +590,19 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   /** Reconciles a pod's in-pod rules and puts back its policy routes (syncSnapshot's reapply, repair). */
   async #reapplyPod(pod: PodInfo): Promise<void> {
     await this.#withPod(pod, async (ns) => {
-      await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
+      if (this.#nft) await this.#podNftables(pod, ns, (nft) => reconcileNftRuleset(nft, this.#podNftRules(pod)));
+      else await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
       await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
     });
   }
 
   async #verifyPod(pod: PodInfo): Promise<PodVerifyReport> {
     return this.#withPod(pod, async (ns) => {
+      if (this.#nft) {
+        const nftRules = await this.#podNftables(pod, ns, (nft) => verifyNftRuleset(nft, this.#podNftRules(pod)));
+        const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
+        return { uid: pod.uid, inSync: nftRules.inSync && routes.every((r) => r.rule && r.route), rules: [], nftRules, routes };
+      }
       const rules = await this.#podIptables(pod, ns, async (ipt, family) => ({ family, result: await ipt.verify(this.#podRules(family, pod)) }));
       const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
       const inSync = rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
@@ -526,8 +625,11 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         await probes.load();
       });
     }
-    if (!report.sets.every((s) => s.ok) || !report.hostRules.every((h) => h.result.inSync)) {
+    const hostInSync = report.hostRules.every((h) => h.result.inSync) && (report.nftHostRules?.inSync ?? true);
+    if (!report.sets.every((s) => s.ok) || !hostInSync) {
+      const nft = this.#nft;
       await this.#step('host-rules', undefined, 'repairing the host rules', async () => {
+        if (nft) return nft.installRules();
         for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
       });
     }
@@ -550,6 +652,13 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (!this.#started) return;
     this.#started = false;
     const probes = this.#probes!;
+    const nft = this.#nft;
+    if (nft) {
+      if (!o.keep) await this.#step('host-rules', undefined, 'removing the host rules and the probe sets', () => nft.removeAll());
+      nft.close();
+      this.#log.info('node network stopped', { keep: o.keep === true, backend: 'nftables' });
+      return;
+    }
     if (!o.keep) {
       await this.#step('host-rules', undefined, 'removing the host rules', async () => {
         for (const family of this.#families) await this.#hostIptables.get(family)!.remove(this.#hostRules(family));

@@ -1,23 +1,25 @@
 /**
  * FakeNode: everything NodeNetwork needs, faked, for agent unit tests without
- * root: FakeNetlink for the host's ipset, one FakeIptables and one
- * FakeRtnetlink per namespace, and a namespace opener over a set of pretend
- * namespace paths.
+ * root: FakeNetlink for the host's ipset, one FakeIptables, one FakeNftables
+ * (for the nftables backend) and one FakeRtnetlink per namespace, and a
+ * namespace opener over a set of pretend namespace paths.
  */
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { AgentNetns, IptablesFactory, NetnsOpener, RtnetlinkFactory } from '../agent/backends.js';
+import type { AgentNetns, IptablesFactory, NetnsOpener, NftablesFactory, RtnetlinkFactory } from '../agent/backends.js';
 import type { NodeNetworkOptions } from '../agent/node-network.js';
 import { PodnetSystemError } from '../errors.js';
 import { Ipset } from '../ipset/client.js';
 import { Iptables } from '../iptables/iptables.js';
 import { Netns, type NetnsLike } from '../netns.js';
+import { Nftables } from '../nftables/client.js';
 import { ZtunnelServer } from '../proxy/ztunnel-server.js';
 import { Rtnetlink } from '../rtnetlink/client.js';
 import { FakeIptables } from './fake-iptables.js';
 import { FakeNetlink } from './fake-netlink/fake-netlink.js';
+import { FakeNftables } from './fake-nftables/fake-nftables.js';
 import { FakeRtnetlink } from './fake-rtnetlink/fake-rtnetlink.js';
 import { FakeZtunnel } from './fake-ztunnel.js';
 
@@ -86,6 +88,7 @@ export class FakeNode {
   readonly netns = new FakeNetnsOpener();
   readonly #iptables = new Map<string, FakeIptables>();
   readonly #rtnetlink = new Map<string, FakeRtnetlink>();
+  readonly #nftables = new Map<string, FakeNftables>();
   #proxy: Promise<FakeNodeProxy> | undefined;
   #proxyDir: string | undefined;
 
@@ -107,6 +110,20 @@ export class FakeNode {
   /** iptables is the IptablesFactory to inject: one FakeIptables per namespace. */
   readonly iptables: IptablesFactory = (request) =>
     Iptables.open({ runner: this.iptablesOf(request.netns?.path), family: request.family, backend: request.backend ?? 'nft' });
+
+  /** nftablesOf returns the FakeNftables of a namespace path (undefined: the host), empty as a fresh netns. */
+  nftablesOf(path?: string): FakeNftables {
+    const key = path ?? 'host';
+    let fake = this.#nftables.get(key);
+    if (!fake) {
+      fake = new FakeNftables();
+      this.#nftables.set(key, fake);
+    }
+    return fake;
+  }
+
+  /** nftables is the NftablesFactory to inject (NodeNetwork's nftables backend): one FakeNftables per namespace. */
+  readonly nftables: NftablesFactory = (request) => Nftables.open({ netlink: this.nftablesOf(request.netns?.path) });
 
   /** rtnetlinkOf returns the FakeRtnetlink of a pod namespace path: lo up with its addresses, as a fresh netns. */
   rtnetlinkOf(path: string): FakeRtnetlink {
@@ -156,8 +173,11 @@ export class FakeNode {
     this.#proxyDir = undefined;
   }
 
-  /** options returns NodeNetwork options wired to these fakes (an Ipset client on the fake netlink). */
-  async options(): Promise<Pick<NodeNetworkOptions, 'ipset' | 'iptables' | 'netns' | 'rtnetlink'>> {
-    return { ipset: await Ipset.open({ netlink: this.netlink }), iptables: this.iptables, netns: this.netns, rtnetlink: this.rtnetlink };
+  /**
+   * options returns NodeNetwork options wired to these fakes (an Ipset client on the fake netlink, and the nftables
+   * factory for `backend: 'nftables'`, which also needs a `kubeletUid`: a fake node has no kubelet process).
+   */
+  async options(): Promise<Pick<NodeNetworkOptions, 'ipset' | 'iptables' | 'netns' | 'rtnetlink' | 'nftables'>> {
+    return { ipset: await Ipset.open({ netlink: this.netlink }), iptables: this.iptables, netns: this.netns, rtnetlink: this.rtnetlink, nftables: this.nftables };
   }
 }

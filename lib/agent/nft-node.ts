@@ -1,0 +1,126 @@
+/**
+ * The nftables backend of NodeNetwork (`backend: 'nftables'`): the host's side (its nf_tables client, the probe
+ * sets as NftProbeSet, the SNAT rule for the kubelet's probes in `inet istio-ambient-nat`) and each pod's in-pod
+ * rules as the reference's inet tables, one transaction per pod. NodeNetwork keeps the flows (order of steps,
+ * errors, events); this file holds what they do on nftables.
+ */
+import type { Nftables } from '../nftables/client.js';
+import type { Logger } from '../logger.js';
+import type { AgentNetns, NftablesFactory } from './backends.js';
+import { applyNftRuleset, removeNftRuleset, verifyNftRuleset, type NftVerifyResult } from './nft-apply.js';
+import { detectKubeletUid } from './nft-kubelet.js';
+import { NftProbeSet } from './nft-probe-set.js';
+import { NFT_PROBE_SET_COMMENT, nftHostRules, type NftRuleset } from './nft-rules.js';
+import type { ConflictPolicy, ProbeConflict, ProbeOwnerMismatch } from './probe-set.js';
+
+/** NftHostConfig is what the host's side needs: NodeNetwork's options as it checked them. */
+export interface NftHostConfig {
+  nftables: NftablesFactory;
+  /** The kubelet's uid; undefined: detected from /proc when the host starts. */
+  kubeletUid: number | undefined;
+  prefix: string;
+  ipv6: boolean;
+  probeSourceV4: string;
+  probeSourceV6: string;
+  onConflict: ConflictPolicy;
+  logger: Logger;
+  onConflictEvent: (c: ProbeConflict) => void;
+  onOwnerMismatch: (m: ProbeOwnerMismatch) => void;
+}
+
+/** A probe set as NodeNetwork's verify reports it. */
+export interface NftSetState {
+  name: string;
+  present: boolean;
+  ok: boolean;
+}
+
+/** NftHost is the host's nftables side: open() it, then its probes and rules are there to use. */
+export class NftHost {
+  readonly #config: NftHostConfig;
+  #nft: Nftables | undefined;
+  #probes: NftProbeSet | undefined;
+  #rules: NftRuleset | undefined;
+
+  constructor(config: NftHostConfig) {
+    this.#config = config;
+  }
+
+  /**
+   * open connects to the host's nf_tables and fixes the kubelet uid (detected when not given: throws KubeletUidError
+   * when it cannot be told), then builds the probe set. Rejects as the factory does.
+   */
+  async open(): Promise<NftProbeSet> {
+    if (this.#probes) return this.#probes;
+    const c = this.#config;
+    const kubeletUid = c.kubeletUid ?? detectKubeletUid();
+    this.#rules = nftHostRules({ kubeletUid, ipv6: c.ipv6, probeSetPrefix: c.prefix, probeSourceV4: c.probeSourceV4, probeSourceV6: c.probeSourceV6 });
+    this.#nft ??= await c.nftables({ netns: undefined });
+    this.#probes = new NftProbeSet({
+      nftables: this.#nft,
+      prefix: c.prefix,
+      ipv6: c.ipv6,
+      onConflict: c.onConflict,
+      logger: c.logger,
+      onConflictEvent: c.onConflictEvent,
+      onOwnerMismatch: c.onOwnerMismatch,
+    });
+    return this.#probes;
+  }
+
+  #live(): { nft: Nftables; rules: NftRuleset; probes: NftProbeSet } {
+    if (!this.#nft || !this.#rules || !this.#probes) throw new Error('NftHost used before open()');
+    return { nft: this.#nft, rules: this.#rules, probes: this.#probes };
+  }
+
+  /** installRules writes the host table (sets kept with their elements, the SNAT chain refilled) in one batch. */
+  async installRules(): Promise<void> {
+    const { nft, rules } = this.#live();
+    await applyNftRuleset(nft, rules);
+  }
+
+  /** verifySets tells, per probe set, whether it is there with its type and comment. */
+  async verifySets(): Promise<NftSetState[]> {
+    const { nft, probes } = this.#live();
+    let listed: Awaited<ReturnType<Nftables['sets']>> = [];
+    try {
+      listed = (await nft.sets(probes.table)).filter((s) => s.table === probes.table.name);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ENOENT') throw err;
+    }
+    return probes.setNames.map((name, i) => {
+      const s = listed.find((x) => x.name === name);
+      const type = i === 0 ? 'ipv4_addr' : 'ipv6_addr';
+      return { name, present: s !== undefined, ok: s !== undefined && s.type === type && s.comment === NFT_PROBE_SET_COMMENT };
+    });
+  }
+
+  /** verifyRules compares the host table's chain and rule with what is meant (the sets' elements aside). */
+  async verifyRules(): Promise<NftVerifyResult> {
+    const { nft, rules } = this.#live();
+    return verifyNftRuleset(nft, rules);
+  }
+
+  /** removeAll deletes the host table: the SNAT rule and the probe sets with their elements, in one batch. */
+  async removeAll(): Promise<void> {
+    const { nft, rules } = this.#live();
+    await removeNftRuleset(nft, rules);
+  }
+
+  /** close releases the host's client. */
+  close(): void {
+    this.#nft?.close();
+    this.#nft = undefined;
+    this.#probes = undefined;
+  }
+}
+
+/** withPodNftables opens the pod's nf_tables client for fn and closes it after, also when fn fails. */
+export async function withPodNftables<T>(factory: NftablesFactory, ns: AgentNetns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
+  const nft = await factory({ netns: ns });
+  try {
+    return await fn(nft);
+  } finally {
+    nft.close();
+  }
+}

@@ -1,0 +1,36 @@
+// NodeNetwork's nftables backend on fakes (no root) and on the kernel; and on fakes only, what needs a refusal
+// injected into a pod's kernel.
+import { expect, it } from 'vitest';
+
+import { NodeNetwork, type AgentError } from '../../lib/index.js';
+import { FakeNode } from '../../lib/testing/index.js';
+import { NFT_TABLES } from '../../lib/agent/nft-rules.js';
+import { describePrivileged } from '../helpers/privileged.js';
+import { nftNodeNetworkContract } from './nft-node-network-contract.js';
+import { fakeNftWorld, kernelNftWorld } from './nft-world.js';
+
+nftNodeNetworkContract('fakes', fakeNftWorld);
+
+describePrivileged('NodeNetwork (nftables backend) against the kernel', () => {
+  nftNodeNetworkContract('kernel', kernelNftWorld);
+});
+
+it('fails at the inpod-rules step, changing nothing in the pod and adding no probe entry, when its kernel refuses the batch', async () => {
+  const node = new FakeNode();
+  const { ipset, ...options } = await node.options();
+  ipset?.close();
+  const net = new NodeNetwork({ ...options, backend: 'nftables', kubeletUid: 1000 });
+  await net.start();
+  const path = '/run/netns/refusing-pod';
+  node.netns.add(path);
+  const pod = node.nftablesOf(path);
+  pod.failNext(1, { message: 'newrule', table: NFT_TABLES.raw });
+  const err = await net.addPod({ uid: 'uid-r', ips: ['10.246.0.1'], netns: path }).catch((e: unknown) => e);
+  expect(err).toMatchObject({ step: 'inpod-rules', code: 'ERR_AGENT_INPOD_RULES', pod: 'uid-r', retryable: false });
+  expect((err as AgentError).cause).toMatchObject({ name: 'NftablesError', code: 'EPERM' });
+  expect(pod.dump().tables).toEqual([]);
+  expect(node.nftablesOf(undefined).dump().tables[0]!.sets.map((s) => s.elements)).toEqual([[]]);
+  expect(node.rtnetlinkOf(path).dump().rules.filter((r) => r.priority === 32764)).toEqual([]);
+  await net.stop();
+  await node.close();
+});
