@@ -3,7 +3,7 @@
  * `requestChannel.hasSubscribers` before it reads the clock or builds anything, so a client nobody watches pays
  * one property read per request.
  */
-import { failure, ipsetRequestChannel, outcomeOf, timing, type IpsetRequestMessage, type IpsetRequestMode } from '../diagnostics.js';
+import { ipsetRequestChannel, outcomeOf, type IpsetRequestMessage, type IpsetRequestMode } from '../diagnostics.js';
 
 export const requestChannel = ipsetRequestChannel;
 
@@ -17,21 +17,24 @@ export interface RequestAbout {
 
 /**
  * publishDone publishes a request that went through: `entries` sent or received, `failed` of them refused, the
- * first refusal's error in firstRefusal (the outcome is its code; 'ok' when none was refused).
+ * first refusal's error in firstRefusal (the outcome is its code; 'ok' when none was refused). The message is an
+ * object literal: spreading `about` into it cost ~2.5 us a request, against ~0.1 us for the publish itself.
  */
 export function publishDone(about: RequestAbout, start: number, entries: number, failed: number, firstRefusal?: unknown): void {
-  const message: IpsetRequestMessage = {
-    ...about,
-    entries,
-    failed,
-    ...(failed === 0 ? timing(start, 'ok') : timing(start, outcomeOf(firstRefusal), firstRefusal)),
-  };
+  const durationMs = performance.now() - start;
+  const { command, set, netns, mode } = about;
+  const message: IpsetRequestMessage =
+    failed === 0
+      ? { command, set, netns, mode, entries, failed, startTime: start, durationMs, outcome: 'ok' }
+      : { command, set, netns, mode, entries, failed, startTime: start, durationMs, outcome: outcomeOf(firstRefusal), error: firstRefusal };
   requestChannel.publish(message);
 }
 
 /** publishFailed publishes a request that failed as a whole with error. */
 export function publishFailed(about: RequestAbout, start: number, entries: number, error: unknown): void {
-  const message: IpsetRequestMessage = { ...about, entries, failed: 0, ...failure(start, error) };
+  const durationMs = performance.now() - start;
+  const { command, set, netns, mode } = about;
+  const message: IpsetRequestMessage = { command, set, netns, mode, entries, failed: 0, startTime: start, durationMs, outcome: outcomeOf(error), error };
   requestChannel.publish(message);
 }
 
