@@ -1,9 +1,9 @@
 // Random operation sequences through Nftables, replayed on the kernel (in a throwaway namespace) and on
 // FakeNftables: after every step the outcome (ok, or the error's code, errno, op index and element) and the whole
-// listing (tables, chains, sets, elements, with handles) must be the same on both. Seeded, so a failure replays.
+// listing (tables, chains, rules, sets, elements, with handles) must be the same on both. Seeded, so a failure replays.
 import { expect, it } from 'vitest';
 
-import { Nftables, type NftChainSpec, type NftElementSpec, type NftSetFlag, type NftTableRef, type NftTransaction } from '../../lib/index.js';
+import { Nftables, nftExpr as x, type NftChainSpec, type NftElementSpec, type NftExpr, type NftSetFlag, type NftTableRef, type NftTransaction } from '../../lib/index.js';
 import { FakeNftables } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged } from '../helpers/privileged.js';
@@ -25,6 +25,16 @@ const BASES: Omit<NftChainSpec, 'family' | 'table' | 'name'>[] = [
   { type: 'nat', hook: 'prerouting', priority: -300 },
 ];
 const FLAGS: NftSetFlag[][] = [[], [], ['timeout'], ['constant'], ['constant', 'timeout']];
+/** Rule bodies: matches and verdicts that the kernel takes in any chain (no NAT, no hook-bound statements). */
+const BODIES: (() => NftExpr[][])[] = [
+  () => [x.counter(), x.accept()],
+  () => [x.l4proto('tcp'), x.addr('ip saddr', '169.254.7.127'), x.counter(), x.accept()],
+  () => [x.addr('ip daddr', '127.0.0.1', { not: true }), x.port('tcp dport', 15008, { not: true }), x.mark(0x539, 0xfff, { not: true }), x.drop()],
+  () => [x.addrInSet('ip daddr', 's0'), x.counter(), x.return()],
+  () => [x.addrInSet('ip6 saddr', 's1'), x.drop()],
+  () => [x.ctMark(0x111, 0xfff), x.counter(), x.setMarkFromCtMark()],
+  () => [x.oifname('lo'), x.accept()],
+];
 
 interface Step {
   label: string;
@@ -58,12 +68,13 @@ function makeSteps(seed: number, count: number): Step[] {
     const t = pick(TABLES);
     const at = `${t.family} ${t.name}`;
     const roll = r();
+    if (chance(0.3)) return ruleOp(t, at);
     if (roll < 0.12) {
       const exclusive = chance(0.2);
       const spec = chance(0.3) ? { ...t, comment: 'podnet' } : t;
       return { label: `addTable ${at}${exclusive ? ' exclusive' : ''}`, apply: (tx) => tx.addTable(spec, { exclusive }) };
     }
-    if (roll < 0.16) return { label: `deleteTable ${at}`, apply: (tx) => tx.deleteTable(t) };
+    if (roll < 0.14) return { label: `deleteTable ${at}`, apply: (tx) => tx.deleteTable(t) };
     if (roll < 0.19) return { label: `flushTable ${at}`, apply: (tx) => tx.flushTable(t) };
     if (roll < 0.33) {
       const name = pick(CHAINS);
@@ -99,8 +110,48 @@ function makeSteps(seed: number, count: number): Step[] {
     const els = elements(name, false);
     return { label: `deleteElement ${at} ${name} ${JSON.stringify(els)}`, apply: (tx) => tx.deleteElement(t, name, els) };
   };
+  // Handles are drawn from the small numbers both backends hand out; jumps go only to a later chain (no loops).
+  const handle = () => 1 + Math.floor(r() * 24);
+  const ruleOp = (t: NftTableRef, at: string): { label: string; apply: (tx: NftTransaction) => void } => {
+    const ci = Math.floor(r() * CHAINS.length);
+    const chain = CHAINS[ci]!;
+    const where = { family: t.family, table: t.name, chain };
+    const roll = r();
+    if (roll < 0.55) {
+      const later = CHAINS.slice(ci + 1);
+      const jump = later.length > 0 && chance(0.25) ? pick(later) : undefined;
+      const exprs = jump ? [chance(0.5) ? x.jump(jump) : x.goto(jump)] : pick(BODIES)();
+      const comment = chance(0.3) ? `rule-${Math.floor(r() * 3)}` : undefined;
+      const insert = chance(0.3);
+      const at2 = chance(0.15) ? handle() : undefined;
+      const spec = { ...where, exprs, ...(comment ? { comment } : {}) };
+      const label = `${insert ? 'insertRule' : 'addRule'} ${at} ${chain}${jump ? ` -> ${jump}` : ''}${at2 ? ` at ${at2}` : ''}`;
+      return {
+        label,
+        apply: (tx) => (insert ? tx.insertRule(spec, at2 ? { before: at2 } : {}) : tx.addRule(spec, at2 ? { after: at2 } : {})),
+      };
+    }
+    if (roll < 0.85) {
+      const h = handle();
+      return { label: `deleteRule ${at} ${chain} ${h}`, apply: (tx) => tx.deleteRule({ ...where, handle: h }) };
+    }
+    return { label: `flushChain ${at} ${chain}`, apply: (tx) => tx.flushChain({ family: t.family, table: t.name, name: chain }) };
+  };
   const steps: Step[] = [];
   for (let i = 0; i < count; i++) {
+    // Every 50 steps the world is set up again (tables, regular chains, a set each), so that rules find chains.
+    if (i % 50 === 0) {
+      const t = pick(TABLES);
+      steps.push({
+        label: `setup ${t.family} ${t.name}`,
+        run: (nft) => {
+          const tx = nft.transaction().addTable(t);
+          for (const name of CHAINS) tx.addChain({ family: t.family, table: t.name, name });
+          return nft.run(tx.addSet({ family: t.family, table: t.name, name: 's0', type: 'ipv4_addr' }));
+        },
+      });
+      continue;
+    }
     if (chance(0.08)) {
       const t = pick(TABLES);
       const set = pick(SETS);
@@ -138,7 +189,8 @@ async function listing(nft: Nftables): Promise<Listing> {
       const els = (await nft.elements(ref, s.name)).sort((a, b) => a.address.localeCompare(b.address));
       withElements.push({ ...s, elements: els });
     }
-    out.push({ ...t, chains: await nft.chains(ref), sets: withElements });
+    const rules = (await nft.rules(ref)).map((r) => ({ ...r, expressions: r.expressions.toString('hex') }));
+    out.push({ ...t, chains: await nft.chains(ref), sets: withElements, rules });
   }
   return { tables: out };
 }
@@ -160,6 +212,7 @@ describePrivileged('FakeNftables against the kernel through Nftables', () => {
     try {
       const steps = makeSteps(seed, 250);
       let applied = 0;
+      let withRules = 0;
       const history: string[] = [];
       for (const [i, step] of steps.entries()) {
         const k = await outcome(step.run(kernel));
@@ -168,11 +221,14 @@ describePrivileged('FakeNftables against the kernel through Nftables', () => {
         const recent = `seed ${seed}, the last steps:\n${history.slice(-(Number(process.env.NFT_DIFF_HISTORY) || 8)).join('\n')}`;
         expect({ step: i, label: step.label, outcome: f }, recent).toEqual({ step: i, label: step.label, outcome: k });
         if ('ok' in (k as object)) applied++;
-        expect({ step: i, listing: await listing(fake) }, recent).toEqual({ step: i, listing: await listing(kernel) });
+        const want = await listing(kernel);
+        expect({ step: i, listing: await listing(fake) }, recent).toEqual({ step: i, listing: want });
+        if (want.tables.some((t) => (t as { rules: unknown[] }).rules.length > 0)) withRules++;
       }
       // The sequence is worth something only if both kinds of outcome happened often.
       expect(applied).toBeGreaterThan(40);
       expect(steps.length - applied).toBeGreaterThan(40);
+      expect(withRules).toBeGreaterThan(40);
     } finally {
       kernel.close();
       fake.close();
