@@ -63,6 +63,19 @@ export { INPOD_ROUTING, inpodRoute, inpodRoutingRule, type PodRoutingState } fro
 export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy, type AddOutcome, type RemoveOutcome } from './agent/probe-set.js';
 export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type InpodRulesConfig } from './agent/rules.js';
 export { AgentError, ProbeOwnerConflictError, type AgentStep } from './agent/errors.js';
+export {
+  NFT_PROBE_SET_COMMENT,
+  NFT_TABLES,
+  nftHostRules,
+  nftInpodRules,
+  type NftHostRulesConfig,
+  type NftInpodRulesConfig,
+  type NftRuleset,
+  type NftRulesetTable,
+} from './agent/nft-rules.js';
+export { applyNftRuleset, reconcileNftRuleset, removeNftRuleset, verifyNftRuleset, type NftDrift, type NftVerifyResult } from './agent/nft-apply.js';
+export { NftProbeSet, type NftProbeSetOptions } from './agent/nft-probe-set.js';
+export { KubeletUidError, detectKubeletUid } from './agent/nft-kubelet.js';
 export type { Logger, LogFields } from './logger.js';
 export {
   DIAGNOSTICS_CHANNELS,
@@ -76,7 +89,7 @@ export {
   type NetnsSpawnMessage,
   type AgentStepMessage,
 } from './diagnostics.js';
-export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, RtnetlinkFactory } from './agent/backends.js';
+export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, NftablesFactory, RtnetlinkFactory } from './agent/backends.js';
 export {
   ZdsError,
   isZdsProtocolError,

@@ -13,8 +13,11 @@ const FAMILY = 'inet' as const;
 
 /** NftDrift names one object that is missing or unexpected: a table, a chain, a set, or a rule of a chain. */
 export interface NftDrift {
+  /** The table (family inet). */
   table: string;
+  /** The chain, for a chain or one of its rules. */
   chain?: string;
+  /** The set, for a set. */
   set?: string;
   /** A rule's expressions (as the ruleset has them for missing, as listed for unexpected). */
   rule?: NftExpr[];

@@ -29,7 +29,9 @@ export interface NftRulesetTable {
   name: string;
   /** Sets the table keeps (the host's probe sets); their elements are not part of the ruleset. */
   sets: NftSetSpec[];
+  /** The table's base and regular chains. */
   chains: NftChainSpec[];
+  /** The rules, each appended to its chain in this order. */
   rules: NftRuleSpec[];
 }
 
@@ -39,7 +41,9 @@ export interface NftRulesetTable {
  * is off) is deleted on apply.
  */
 export interface NftRuleset {
+  /** The tables the namespace should hold. */
   tables: NftRulesetTable[];
+  /** Every table name this kind of ruleset writes: those not in `tables` are deleted on apply. */
   owned: string[];
 }
 
