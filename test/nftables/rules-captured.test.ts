@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { Nftables, type NetlinkPeer, type NftExpr, type NftTableRef } from '../../lib/index.js';
-import { splitMessages } from './helpers/mnl-debug.js';
 import { RULES } from './rule-batches.js';
 
 const steps = new Map<string, Buffer[]>();
