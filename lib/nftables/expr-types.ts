@@ -6,15 +6,15 @@
  */
 
 /**
- * A register: 0 is the verdict register (verdicts only), 1..4 the 16-byte registers, 8..23 the 4-byte ones
+ * NftRegister is a register: 0 is the verdict register (verdicts only), 1..4 the 16-byte registers, 8..23 the 4-byte ones
  * (NFT_REG32_00..15). A value loaded into a register may run on into the next ones, up to the end of the 64 bytes.
  */
 export type NftRegister = number;
 
-/** Where a payload load starts: the link layer, the network header, the transport header, the inner header. */
+/** NftPayloadBase is where a payload load starts: the link layer, the network header, the transport header, the inner header. */
 export type NftPayloadBase = 'link' | 'network' | 'transport' | 'inner';
 
-/** meta keys podnet names (others stay numbers: NFT_META_*). */
+/** NftMetaKey: the meta keys podnet names (others stay numbers: NFT_META_*). */
 export type NftMetaKey =
   | 'len'
   | 'protocol'
@@ -31,15 +31,16 @@ export type NftMetaKey =
   | 'pkttype'
   | 'cgroup';
 
-/** ct keys podnet names (others stay numbers: NFT_CT_*). */
+/** NftCtKey: the ct keys podnet names (others stay numbers: NFT_CT_*). */
 export type NftCtKey = 'state' | 'direction' | 'status' | 'mark' | 'expiration' | 'l3protocol' | 'protocol' | 'zone';
 
+/** NftCmpOp: cmp's comparisons (NFT_CMP_EQ..GTE). */
 export type NftCmpOp = 'eq' | 'neq' | 'lt' | 'lte' | 'gt' | 'gte';
 
-/** Bytes: a Buffer or Uint8Array when written, a Buffer when listed. */
+/** NftData is bytes: a Buffer or Uint8Array when written, a Buffer when listed. */
 export type NftData = Uint8Array;
 
-/** `payload load LEN @ BASE + OFFSET => reg DREG`. */
+/** NftPayloadExpr: `payload load LEN @ BASE + OFFSET => reg DREG`. */
 export interface NftPayloadExpr {
   type: 'payload';
   base: NftPayloadBase;
@@ -48,7 +49,7 @@ export interface NftPayloadExpr {
   dreg: NftRegister;
 }
 
-/** `meta load KEY => reg DREG` (dreg), or `meta set KEY with reg SREG` (sreg): exactly one of them. */
+/** NftMetaExpr: `meta load KEY => reg DREG` (dreg), or `meta set KEY with reg SREG` (sreg): exactly one of them. */
 export interface NftMetaExpr {
   type: 'meta';
   key: NftMetaKey | number;
@@ -56,7 +57,7 @@ export interface NftMetaExpr {
   sreg?: NftRegister;
 }
 
-/** `ct load KEY => reg DREG` (optionally of one direction), or `ct set KEY with reg SREG`. */
+/** NftCtExpr: `ct load KEY => reg DREG` (optionally of one direction), or `ct set KEY with reg SREG`. */
 export interface NftCtExpr {
   type: 'ct';
   key: NftCtKey | number;
@@ -65,7 +66,7 @@ export interface NftCtExpr {
   direction?: 'original' | 'reply';
 }
 
-/** `cmp OP reg SREG DATA`: compares the register's first data.length bytes. */
+/** NftCmpExpr: `cmp OP reg SREG DATA`: compares the register's first data.length bytes. */
 export interface NftCmpExpr {
   type: 'cmp';
   sreg: NftRegister;
@@ -74,7 +75,7 @@ export interface NftCmpExpr {
 }
 
 /**
- * `bitwise reg DREG = ( reg SREG & MASK ) ^ XOR` over len bytes (mask and xor are len bytes each). `op: 'bool'` names
+ * NftBitwiseExpr: `bitwise reg DREG = ( reg SREG & MASK ) ^ XOR` over len bytes (mask and xor are len bytes each). `op: 'bool'` names
  * the operation explicitly (NFTA_BITWISE_OP), as nft does for `&` and `|`; without it the kernel takes the same
  * (nft leaves it out for prefixes and flag tests). Listed bitwise expressions have no `op`.
  */
@@ -88,7 +89,7 @@ export interface NftBitwiseExpr {
   op?: 'bool';
 }
 
-/** `lookup reg SREG set SET`: the register is (or with invert, is not) an element of the named set. */
+/** NftLookupExpr: `lookup reg SREG set SET`: the register is (or with invert, is not) an element of the named set. */
 export interface NftLookupExpr {
   type: 'lookup';
   sreg: NftRegister;
@@ -96,26 +97,26 @@ export interface NftLookupExpr {
   invert?: boolean;
 }
 
-/** `immediate reg DREG DATA`: loads a value (a port, a mark, an address) into a data register. */
+/** NftImmediateExpr: `immediate reg DREG DATA`: loads a value (a port, a mark, an address) into a data register. */
 export interface NftImmediateExpr {
   type: 'immediate';
   dreg: NftRegister;
   data: NftData;
 }
 
-/** A verdict (`immediate reg 0 ...`): jump and goto name their chain, the others none. */
+/** NftVerdictExpr is a verdict (`immediate reg 0 ...`): jump and goto name their chain, the others none. */
 export type NftVerdictExpr =
   | { type: 'verdict'; verdict: 'accept' | 'drop' | 'continue' | 'return' }
   | { type: 'verdict'; verdict: 'jump' | 'goto'; chain: string };
 
-/** `counter`: written without values (the kernel starts at 0); listed with what it has counted. */
+/** NftCounterExpr: `counter`, written without values (the kernel starts at 0), listed with what it has counted (numbers: exact up to 2^53). */
 export interface NftCounterExpr {
   type: 'counter';
   packets?: number;
   bytes?: number;
 }
 
-/** `redir`: to the port in register protoMin (to protoMax); flags NF_NAT_RANGE_* (nft writes 2, PROTO_SPECIFIED). */
+/** NftRedirectExpr: `redir` to the port in register protoMin (to protoMax); flags NF_NAT_RANGE_* (nft writes 2, PROTO_SPECIFIED). */
 export interface NftRedirectExpr {
   type: 'redirect';
   protoMin?: NftRegister;
@@ -123,7 +124,7 @@ export interface NftRedirectExpr {
   flags?: number;
 }
 
-/** `nat snat|dnat ip|ip6`: to the address in register addrMin (to addrMax), the port in protoMin (to protoMax). */
+/** NftNatExpr: `nat snat|dnat ip|ip6` to the address in register addrMin (to addrMax), the port in protoMin (to protoMax). */
 export interface NftNatExpr {
   type: 'nat';
   nat: 'snat' | 'dnat';
@@ -135,7 +136,7 @@ export interface NftNatExpr {
   flags?: number;
 }
 
-/** `masq`: source NAT to the outgoing interface's address, optionally to the ports in protoMin..protoMax. */
+/** NftMasqueradeExpr: `masq`, source NAT to the outgoing interface's address, optionally to the ports in protoMin..protoMax. */
 export interface NftMasqueradeExpr {
   type: 'masquerade';
   protoMin?: NftRegister;
@@ -144,7 +145,7 @@ export interface NftMasqueradeExpr {
 }
 
 /**
- * An expression podnet does not decode (another name, or a form of a known one the AST has no field for): its name
+ * NftRawExpr is an expression podnet does not decode (another name, or a form of a known one the AST has no field for): its name
  * and its NFTA_EXPR_DATA attributes as they were listed. Written back, the bytes go to the kernel unchanged.
  */
 export interface NftRawExpr {
@@ -153,7 +154,7 @@ export interface NftRawExpr {
   data: NftData;
 }
 
-/** One rule expression. */
+/** NftExpr is one rule expression; the AST never throws, the checks run when a transaction takes a rule. */
 export type NftExpr =
   | NftPayloadExpr
   | NftMetaExpr
