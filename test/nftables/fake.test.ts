@@ -135,6 +135,15 @@ describe('FakeNftables', () => {
     nft.close();
   });
 
+  it('refuses interval sets (EOPNOTSUPP), which it does not model, and changes nothing', async () => {
+    const { fake, nft } = await world();
+    const before = fake.dump();
+    const err = await nft.run(nft.transaction().addSet({ family: 'inet', table: T.name, name: 'ranges', type: 'ipv4_addr', flags: ['interval'] })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'EOPNOTSUPP', index: 0 });
+    expect(fake.dump()).toEqual(before);
+    nft.close();
+  });
+
   it('refuses bad fault arguments with InvalidArgumentError', () => {
     const fake = new FakeNftables();
     expect(() => fake.failNext(0)).toThrow(InvalidArgumentError);

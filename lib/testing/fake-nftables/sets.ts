@@ -2,8 +2,9 @@
  * NEWSET / DELSET and NEWSETELEM / DELSETELEM inside a batch (nf_tables_newset, delset, newsetelem, delsetelem):
  * a set's key type and length, flags and user data; an existing set is taken again only when it is the same set;
  * elements by key with their user data, an exclusive add of one already there is EEXIST, a plain add leaves it as
- * it is, a delete of a missing one is ENOENT. Interval sets keep their elements by key like the others (the fake
- * does not merge or check ranges).
+ * it is, a delete of a missing one is ENOENT. Interval sets are not modelled: the kernel keeps their elements as
+ * range starts and ends (an address is then found inside a range, a second start overlaps), so the fake refuses
+ * to create one (EOPNOTSUPP) rather than answer unlike the kernel.
  */
 import type { Attr } from '../fake-netlink/codec.js';
 import {
@@ -62,6 +63,8 @@ export function newSet(draft: Draft, req: Request, ids: BatchIds): void {
     if (both(flags, NFT_SET_MAP | NFT_SET_OBJECT) || both(flags, NFT_SET_EVAL | NFT_SET_OBJECT)) fail(E.EOPNOTSUPP);
     if ((flags & (NFT_SET_ANONYMOUS | NFT_SET_TIMEOUT | NFT_SET_EVAL)) === (NFT_SET_ANONYMOUS | NFT_SET_TIMEOUT)) fail(E.EOPNOTSUPP);
     if (both(flags, NFT_SET_CONSTANT | NFT_SET_TIMEOUT)) fail(E.EOPNOTSUPP);
+    // Not the kernel's answer: see the header.
+    if (flags & NFT_SET_INTERVAL) fail(E.EOPNOTSUPP);
   }
   let keyType = 0;
   const keyTypeAttr = a.get(NFTA_SET.KEY_TYPE);
