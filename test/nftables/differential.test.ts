@@ -234,4 +234,36 @@ describePrivileged('FakeNftables against the kernel through Nftables', () => {
       fake.close();
     }
   });
+
+  it('takes or refuses a base chain of every family, type and hook as the kernel does', async () => {
+    using ns = new TestNetns('nfth');
+    const kernel = await Nftables.open({ netns: ns.path });
+    const fake = await Nftables.open({ netlink: new FakeNftables() });
+    try {
+      const families = ['ip', 'ip6', 'inet', 'arp', 'bridge'] as const;
+      const types = ['filter', 'nat', 'route'] as const;
+      const hooks = ['prerouting', 'input', 'forward', 'output', 'postrouting'] as const;
+      const answers = async (nft: Nftables) => {
+        const out: string[] = [];
+        for (const family of families) {
+          await nft.run(nft.transaction().addTable({ family, name: 'h' }));
+          for (const type of types) {
+            for (const hook of hooks) {
+              const chain = { family, table: 'h', name: `${type}-${hook}`, type, hook, priority: 0 };
+              out.push(`${family} ${type} ${hook}: ${await outcome(nft.run(nft.transaction().addChain(chain))).then((o) => JSON.stringify(o))}`);
+            }
+          }
+        }
+        return out;
+      };
+      const want = await answers(kernel);
+      expect(await answers(fake)).toEqual(want);
+      // Both kinds of answer are there: the table is worth something.
+      expect(want.some((a) => a.endsWith(': {}'))).toBe(true);
+      expect(want.some((a) => a.includes('EOPNOTSUPP'))).toBe(true);
+    } finally {
+      kernel.close();
+      fake.close();
+    }
+  });
 });

@@ -120,17 +120,15 @@ export const NFT_RULE_MAXEXPRS = 128;
 export const NFPROTO = { UNSPEC: 0, INET: 1, IPV4: 2, ARP: 3, NETDEV: 5, BRIDGE: 7, IPV6: 10 } as const;
 export const FAMILIES = new Set<number>([1, 2, 3, 5, 7, 10]);
 
-/** Chain types registered per family (nft_chain_filter, nft_chain_nat, nft_chain_route), with their hook masks. */
+/** Chain types registered per family (nft_chain_filter, nft_chain_nat, nft_chain_route), with the hooks they take. */
 export const CHAIN_TYPES: Readonly<Record<number, Readonly<Record<string, readonly number[]>>>> = {
-  1: { filter: [0, 1, 2, 3, 4, 5], nat: [0, 1, 3, 4] },
+  1: { filter: [0, 1, 2, 3, 4, 5], nat: [0, 1, 3, 4], route: [3] },
   2: { filter: [0, 1, 2, 3, 4], nat: [0, 1, 3, 4], route: [3] },
   10: { filter: [0, 1, 2, 3, 4], nat: [0, 1, 3, 4], route: [3] },
-  3: { filter: [0, 1, 2] },
+  3: { filter: [0, 1] },
   7: { filter: [0, 1, 2, 3, 4] },
   5: { filter: [0, 1] },
 };
-/** The inet family's route chains live in the ip/ip6 registrations: inet has them too since 5.x. */
-(CHAIN_TYPES[1] as Record<string, readonly number[]>).route = [3];
 
 /**
  * The expression types a 6.18 kernel with this configuration knows (nft_expr_type_get): the core ones and every

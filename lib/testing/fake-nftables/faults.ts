@@ -8,7 +8,7 @@ import { MatchingFaultQueue } from '../fault-queue.js';
 import { NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES, NFT_MSG, NLMSG_HDRLEN } from './constants.js';
 import { nameOf } from './request.js';
 
-/** A message name in fault matchers: the NFT_MSG_* name in lower case ('newsetelem', 'getset', ...). */
+/** NftMessageName names a message in fault matchers: the NFT_MSG_* name in lower case ('newsetelem', 'getset', ...). */
 export type NftMessageName = Lowercase<keyof typeof NFT_MSG>;
 
 /** NftFaultMatch narrows a fault to messages of one type and/or naming one table; empty matches any message. */

@@ -5,12 +5,14 @@
 import { formatAddr } from '../fake-netlink/snapshot.js';
 import type { ChainObj, RuleObj, SetObj, State, TableObj, Udata } from './model.js';
 
+/** FakeNftElementSnapshot is one set element: its key and its comment (libnftnl's element comment record). */
 export interface FakeNftElementSnapshot {
   /** The key as an address when it is 4 or 16 bytes long, else hex. */
   key: string;
   comment: string | undefined;
 }
 
+/** FakeNftSetSnapshot is one set: its handle, key type and length, NFT_SET_* flags, comment, users and elements. */
 export interface FakeNftSetSnapshot {
   name: string;
   handle: number;
@@ -18,11 +20,12 @@ export interface FakeNftSetSnapshot {
   keyLength: number;
   flags: number;
   comment: string | undefined;
-  /** How many rules refer to the set. */
+  /** How many rules refer to the set (while non-zero, deleting it is EBUSY). */
   use: number;
   elements: readonly FakeNftElementSnapshot[];
 }
 
+/** FakeNftRuleSnapshot is one rule: its handle, comment, and its expressions in the form the kernel dumps them. */
 export interface FakeNftRuleSnapshot {
   handle: number;
   comment: string | undefined;
@@ -30,6 +33,10 @@ export interface FakeNftRuleSnapshot {
   expressions: string;
 }
 
+/**
+ * FakeNftChainSnapshot is one chain: a base chain's type, hook number, priority and policy (NF_DROP 0, NF_ACCEPT 1),
+ * and its rules in order.
+ */
 export interface FakeNftChainSnapshot {
   name: string;
   handle: number;
@@ -41,6 +48,7 @@ export interface FakeNftChainSnapshot {
   rules: readonly FakeNftRuleSnapshot[];
 }
 
+/** FakeNftTableSnapshot is one table: family number (NFPROTO_*), name, handle, flags, comment, chains and sets. */
 export interface FakeNftTableSnapshot {
   family: number;
   name: string;
@@ -51,6 +59,7 @@ export interface FakeNftTableSnapshot {
   sets: readonly FakeNftSetSnapshot[];
 }
 
+/** FakeNftablesSnapshot is what FakeNftables.dump returns: the generation and every table, in creation order. */
 export interface FakeNftablesSnapshot {
   /** The generation: moves on with every batch that changed something. */
   genId: number;
