@@ -245,12 +245,15 @@ bool EncodeBatch(nl::Writer& w, const std::vector<Op>& ops, std::vector<BatchMes
     BatchMessage m;
     m.op = index;
     m.offset = w.size();
-    bool ok = op.kind == Op::kTable    ? EncodeTable(w, op, why)
-              : op.kind == Op::kChain  ? EncodeChain(w, op, why)
-              : op.kind == Op::kSet    ? EncodeSet(w, op, why)
-              : op.kind == Op::kRule   ? EncodeRule(w, op, why)
-              : op.kind == Op::kFlushTable ? EncodeFlushTable(w, op, why)
-                                       : Fail(why, "unknown op kind");
+    bool ok = false;
+    switch (op.kind) {
+      case Op::kTable: ok = EncodeTable(w, op, why); break;
+      case Op::kChain: ok = EncodeChain(w, op, why); break;
+      case Op::kSet: ok = EncodeSet(w, op, why); break;
+      case Op::kRule: ok = EncodeRule(w, op, why); break;
+      case Op::kFlushTable: ok = EncodeFlushTable(w, op, why); break;
+      default: ok = Fail(why, "unknown op kind"); break;
+    }
     if (!ok) return false;
     messages->push_back(m);
   }

@@ -181,6 +181,14 @@ bool GetVerdict(const nl::Attr& a, ExprField* f) {
   return IsJumpOrGoto(static_cast<int32_t>(code)) == f->hasChain;
 }
 
+// The schema's field on this attribute of this kind, or nullptr.
+const FieldSpec* SpecOf(const Schema& schema, uint16_t attr, FieldKind kind) {
+  for (size_t i = 0; i < schema.count; i++) {
+    if (schema.fields[i].attr == attr && schema.fields[i].kind == kind) return &schema.fields[i];
+  }
+  return nullptr;
+}
+
 // One attribute of a known expression. False: not in the schema, or not
 // the size or shape the schema says; the caller keeps the expression raw.
 bool GetField(const Schema& schema, const nl::Attr& a, ExprField* f) {
@@ -207,30 +215,18 @@ bool GetField(const Schema& schema, const nl::Attr& a, ExprField* f) {
         return true;
       case K::kData:
       case K::kVerdict: {
+        // One attribute, two fields: which one its nest holds decides.
         nl::Attr d[NFTA_DATA_MAX + 1];
         if (!nl::ParseAttrs(a.data, a.len, d, NFTA_DATA_MAX)) return false;
-        if (d[NFTA_DATA_VALUE].present() && !d[NFTA_DATA_VERDICT].present()) {
-          // A value: this spec if it takes one, else the attribute's data spec.
-          const FieldSpec* data = &s;
-          for (size_t j = i; j < schema.count && data->kind != K::kData; j++) {
-            if (schema.fields[j].attr == a.type) data = &schema.fields[j];
-          }
-          const nl::Attr& v = d[NFTA_DATA_VALUE];
-          if (data->kind != K::kData || v.len == 0 || v.len > NFT_DATA_VALUE_MAXLEN) return false;
-          f->spec = data;
-          f->bytes.assign(v.data, v.data + v.len);
-          return true;
-        }
-        if (d[NFTA_DATA_VERDICT].present() && !d[NFTA_DATA_VALUE].present()) {
-          const FieldSpec* verdict = &s;
-          for (size_t j = i; j < schema.count && verdict->kind != K::kVerdict; j++) {
-            if (schema.fields[j].attr == a.type) verdict = &schema.fields[j];
-          }
-          if (verdict->kind != K::kVerdict) return false;
-          f->spec = verdict;
-          return GetVerdict(d[NFTA_DATA_VERDICT], f);
-        }
-        return false;
+        const nl::Attr& v = d[NFTA_DATA_VALUE];
+        bool value = v.present();
+        if (value == d[NFTA_DATA_VERDICT].present()) return false;
+        f->spec = SpecOf(schema, a.type, value ? K::kData : K::kVerdict);
+        if (f->spec == nullptr) return false;
+        if (!value) return GetVerdict(d[NFTA_DATA_VERDICT], f);
+        if (v.len == 0 || v.len > NFT_DATA_VALUE_MAXLEN) return false;
+        f->bytes.assign(v.data, v.data + v.len);
+        return true;
       }
     }
     return false;
