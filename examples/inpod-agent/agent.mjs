@@ -8,8 +8,8 @@
 //
 // --host-netns is the node's namespace when the agent runs in another one (default: its own, as with hostNetwork).
 // PODNET_AGENT_FAKE=1 and PODNET_AGENT_SOCKET do the same as --fake and --socket. SIGTERM or SIGINT stop it: the
-// HTTP server closes, then NodeNetwork removes its host rules and probe sets (enrolled pods keep theirs: the pods
-// still run, and the next agent's syncSnapshot takes them over).
+// HTTP server closes, then NodeNetwork removes its host rules and probe sets. The in-pod rules of enrolled pods stay:
+// those pods still run, and the next agent's syncSnapshot takes them over (stop({ keep: true }) keeps the sets too).
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
