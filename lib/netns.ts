@@ -7,7 +7,7 @@ import { PodnetError } from './errors.js';
 import { native } from './native.js';
 import { checkInteger, checkString, invalidValue } from './validate.js';
 
-/** Where `ip netns add` bind-mounts named namespaces. */
+/** NETNS_RUN_DIR is where `ip netns add` bind-mounts named namespaces (Netns.named opens them there). */
 export const NETNS_RUN_DIR = '/run/netns';
 
 // Safety net for handles nobody closed: the fd is closed when the handle is
@@ -78,7 +78,9 @@ export class Netns implements Disposable {
     return Netns.open('/proc/self/ns/net');
   }
 
-  /** fd is the open descriptor. Throws `ERR_NETNS_CLOSED` after close(): a stale fd number may belong to another file. */
+  /**
+   * fd is the open descriptor. Throws `ERR_NETNS_CLOSED` after close(): a stale fd number may belong to another file.
+   */
   get fd(): number {
     if (this.#fd < 0) throw new PodnetError(`network namespace handle for '${this.path}' is closed`, 'ERR_NETNS_CLOSED');
     return this.#fd;
@@ -123,10 +125,12 @@ export class Netns implements Disposable {
     native.netnsClose(fd);
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }
 
+  /** toString names the path and the identity. */
   toString(): string {
     return `Netns(${this.path}, ${this.id})`;
   }
@@ -141,7 +145,7 @@ export function checkNetnsName(name: unknown): string {
   return value;
 }
 
-/** A namespace given as a handle or a path. */
+/** NetnsLike is a namespace given as a handle or a path (opened, and closed again, by whoever takes it). */
 export type NetnsLike = Netns | string;
 
 /**
