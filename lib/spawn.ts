@@ -64,13 +64,16 @@ function checkEnv(env: unknown): string[] {
   return out;
 }
 
-/** A program started, its stdin not yet complete (startInNetns). */
+/**
+ * StartedProgram is a program startInNetns started, its stdin not yet complete. write and end throw
+ * InvalidArgumentError for data that is not a string or a Buffer.
+ */
 export interface StartedProgram {
   /** write appends to the program's stdin (written as it drains; nothing is written after end). */
   write(data: string | Buffer): void;
   /** end closes the program's stdin, after `data` when given. Until then the program waits for more input. */
   end(data?: string | Buffer): void;
-  /** How it ended, as runInNetns resolves it. */
+  /** How it ended, as runInNetns resolves it; rejects as runInNetns does. */
   readonly result: Promise<RunResult>;
 }
 
