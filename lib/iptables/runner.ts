@@ -10,7 +10,9 @@ import { type RunResult, runInNetns, startInNetns } from '../spawn.js';
 export interface IptablesRunResult {
   /** Exit status; -1 when a signal ended the program. */
   exitCode: number;
+  /** What the program wrote to stdout. */
   stdout: string;
+  /** What it wrote to stderr (and, when a signal ended it, a line naming the signal). */
   stderr: string;
 }
 
@@ -20,6 +22,7 @@ export interface IptablesRunResult {
  * (ProcessTimeoutError); a program that fails resolves with its exit code.
  */
 export interface IptablesRunner {
+  /** run runs argv with stdin (if any) and resolves how it ended; rejects as the interface says. */
   run(argv: readonly string[], stdin?: string): Promise<IptablesRunResult>;
   /**
    * start, when implemented, starts a program whose stdin is given later by end(), or returns undefined when it
@@ -34,6 +37,7 @@ export interface IptablesStartedRun {
   write(stdin: string): void;
   /** end gives the program the rest of its stdin and closes it. Call it on every path. */
   end(stdin: string): void;
+  /** How the program ended; rejects as IptablesRunner.run does. */
   readonly result: Promise<IptablesRunResult>;
 }
 
@@ -61,6 +65,11 @@ export class NetnsRunner implements IptablesRunner {
     this.#options = options;
   }
 
+  /**
+   * run runs argv in the runner's namespace with `LC_ALL=C` (iptables' messages are parsed). Rejects as runInNetns
+   * does: PodnetSystemError (`ENOENT` for a program that is not installed or a namespace that is gone), or
+   * ProcessTimeoutError after timeoutMs.
+   */
   async run(argv: readonly string[], stdin?: string): Promise<IptablesRunResult> {
     const result = await runInNetns(this.#netns, argv, {
       ...(stdin === undefined ? {} : { stdin }),
@@ -70,6 +79,10 @@ export class NetnsRunner implements IptablesRunner {
     return toRunResult(argv, result);
   }
 
+  /**
+   * start starts argv with its stdin to come, or returns undefined while another started program waits for its input
+   * (or when the libuv pool has a single thread). Throws as startInNetns does; its result rejects as run does.
+   */
   start(argv: readonly string[]): IptablesStartedRun | undefined {
     if (POOL_SIZE < 2 || startedWaiting > 0) return undefined;
     const program = startInNetns(this.#netns, argv, { env: { LC_ALL: 'C', ...this.#options.env }, timeoutMs: this.#options.timeoutMs });
