@@ -5,7 +5,7 @@
  */
 import { PodnetError, registerNativeErrorKind } from '../errors.js';
 
-/** The codes of SeqpacketMessageError. */
+/** SeqpacketMessageErrorCode is a code of SeqpacketMessageError. */
 export type SeqpacketMessageErrorCode = 'ERR_UNIX_TRUNCATED' | 'ERR_UNIX_CTRUNC';
 
 /**

@@ -27,7 +27,7 @@ export interface SeqpacketConnectOptions {
   timeoutMs?: number;
 }
 
-/** An fd to attach to a message: a number, or anything with an `fd` (Netns, ReceivedFd). */
+/** SendableFd is an fd to attach to a message: a number, or anything with an `fd` (Netns, ReceivedFd). */
 export type SendableFd = number | { readonly fd: number };
 
 /** SeqpacketSendOptions are the options of SeqpacketSocket.send. */

@@ -61,6 +61,7 @@ export class ReceivedFd implements Disposable {
     return netns;
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }

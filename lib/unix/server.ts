@@ -69,10 +69,12 @@ export class SeqpacketServer implements Disposable {
     handle.close();
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }
 
+  /** toString names the socket file. */
   toString(): string {
     return `SeqpacketServer(${this.path})`;
   }

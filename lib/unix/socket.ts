@@ -115,7 +115,9 @@ export class SeqpacketSocket implements Disposable {
     return { data: raw.data, fds: raw.fds.map(adoptReceivedFd) };
   }
 
-  /** close closes the socket: pending sends and receives reject with `ERR_UNIX_CLOSED`. Calling it again does nothing. */
+  /**
+   * close closes the socket: pending sends and receives reject with `ERR_UNIX_CLOSED`. Calling it again does nothing.
+   */
   close(): void {
     const handle = this.#handle;
     if (!handle) return;
@@ -123,10 +125,12 @@ export class SeqpacketSocket implements Disposable {
     handle.close();
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }
 
+  /** toString names the socket file. */
   toString(): string {
     return `SeqpacketSocket(${this.path})`;
   }
@@ -150,7 +154,9 @@ export function sendPrepared(socket: SeqpacketSocket, bytes: Uint8Array, fds: nu
   }
 }
 
-/** receivePrepared is receive() for podnet's own callers, with checked limits and no caller stack (see sendPrepared). */
+/**
+ * receivePrepared is receive() for podnet's own callers, with checked limits and no caller stack (see sendPrepared).
+ */
 export async function receivePrepared(socket: SeqpacketSocket, maxBytes: number, maxFds: number, timeoutMs: number): Promise<ReceivedMessage | null> {
   const raw = await live(socket).receive(maxBytes, maxFds, timeoutMs);
   if (raw === null) return null;
