@@ -19,9 +19,15 @@ export interface ProxyPeer {
   readonly gid: number;
 }
 
-/** Why a connection ended: the proxy closed it, a socket or protocol error, a deadline, or the server closing. */
+/**
+ * DisconnectReason says why a connection ended: the proxy closed it (`eof`), a socket error (`error`), bytes that are
+ * not ZDS (`protocol`), a deadline (`timeout`), a hello the server refused (`refused`), or the server closing
+ * (`closed`).
+ */
 export interface DisconnectReason {
+  /** What ended the connection. */
   reason: 'eof' | 'error' | 'protocol' | 'timeout' | 'refused' | 'closed';
+  /** The error behind it, for every reason but `eof` and `closed`. */
   error?: Error;
 }
 

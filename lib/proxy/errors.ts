@@ -4,10 +4,10 @@
  */
 import { PodnetError } from '../errors.js';
 
-/** The codes a ZdsError carries. */
+/** ZdsErrorCode is a code a ZdsError carries. */
 export type ZdsErrorCode = 'ERR_ZDS_PROTOCOL' | 'ERR_ZDS_MESSAGE_TOO_LARGE';
 
-/** What a ZdsError reports besides its message. */
+/** ZdsErrorContext is what a ZdsError reports besides its message. */
 export interface ZdsErrorContext {
   /** The protobuf message the bytes were meant to be, such as `istio.workload.zds.WorkloadResponse`. */
   messageType: string;
@@ -26,9 +26,13 @@ export interface ZdsErrorContext {
  */
 export class ZdsError extends PodnetError {
   declare readonly code: ZdsErrorCode;
+  /** The protobuf message the bytes were meant to be. */
   readonly messageType: string;
+  /** ERR_ZDS_MESSAGE_TOO_LARGE: the encoded size in bytes. */
   readonly size: number | undefined;
+  /** ERR_ZDS_MESSAGE_TOO_LARGE: the largest size allowed. */
   readonly limit: number | undefined;
+  /** ERR_ZDS_MESSAGE_TOO_LARGE: the request's longest string field. */
   readonly field: string | undefined;
 
   constructor(message: string, code: ZdsErrorCode, context: ZdsErrorContext, options?: { cause?: unknown }) {
@@ -45,7 +49,7 @@ export function isZdsProtocolError(err: unknown): boolean {
   return err instanceof ZdsError && err.code === 'ERR_ZDS_PROTOCOL';
 }
 
-/** What a ProxyError is about besides its code. */
+/** ProxyErrorContext is what a ProxyError is about besides its code. */
 export interface ProxyErrorContext {
   /** The request that failed: `add`, `del`, `keep` or `snapshotSent`. */
   request?: string;
@@ -68,10 +72,15 @@ export interface ProxyErrorContext {
  * (again) gets a fresh snapshot.
  */
 export class ProxyError extends PodnetError {
+  /** The request that failed: `add`, `del`, `keep` or `snapshotSent`. */
   readonly request: string | undefined;
+  /** The workload's uid (add, del, keep). */
   readonly uid: string | undefined;
+  /** The server's socket file. */
   readonly path: string | undefined;
+  /** The failed system call's errno (negative), when a system call failed. */
   readonly errno: number | undefined;
+  /** The failed system call, when one failed. */
   readonly syscall: string | undefined;
 
   constructor(message: string, code: string, context: ProxyErrorContext = {}, options?: { cause?: unknown }) {
@@ -91,6 +100,7 @@ export class ProxyError extends PodnetError {
  */
 export class ProxyAckError extends ProxyError {
   declare readonly code: 'ERR_PROXY_ACK';
+  /** The proxy's own error text from its Ack. */
   readonly proxyError: string;
 
   constructor(proxyError: string, context: ProxyErrorContext) {

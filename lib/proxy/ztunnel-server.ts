@@ -30,7 +30,7 @@ export interface ZtunnelServerOptions {
   logger?: Partial<Logger>;
 }
 
-/** An fd of a network namespace: a Netns, a ReceivedFd, anything with an open `fd`. */
+/** NetnsFd is an fd of a network namespace: a Netns, a ReceivedFd, anything with an open `fd`. */
 export type NetnsFd = { readonly fd: number };
 
 /** ZtunnelWorkload is one enrolled pod as the snapshot tells it: with a netns an Add, without one a Keep. */
@@ -41,9 +41,11 @@ export interface ZtunnelWorkload {
   netns?: NetnsFd | undefined;
 }
 
-/** What the server holds for one workload (the netns handle is its own). */
+/** EnrolledWorkload is what the server holds for one workload (the netns handle is its own). */
 export interface EnrolledWorkload {
+  /** The pod's UID. */
   readonly uid: string;
+  /** What the pod is: its name, namespace and service account. */
   readonly workload: ZdsWorkloadInfo;
   /** The Netns.id of the workload's namespace, or undefined for a Keep-only one. */
   readonly netnsId: string | undefined;
@@ -58,7 +60,7 @@ export interface SnapshotOutcome {
 }
 
 /**
- * The events of a ZtunnelServer. They are emitted from inside the server's own work (a connection's start, its end,
+ * ZtunnelServerEvents are the events of a ZtunnelServer. They are emitted from inside the server's own work (a connection's start, its end,
  * close()): a listener that throws is logged as an error and does not stop that work.
  */
 export interface ZtunnelServerEvents {
@@ -277,10 +279,12 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     await this.#accepting;
   }
 
+  /** Symbol.asyncDispose is close(), for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
+  /** toString names the socket file. */
   override toString(): string {
     return `ZtunnelServer(${this.path})`;
   }
