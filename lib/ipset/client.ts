@@ -27,6 +27,7 @@ import type { IpsetBatchResult, IpsetCreateOptions, IpsetEntry, IpsetHeader, Ips
 
 const cmd = native.ipsetCommands;
 
+/** IpsetOpenOptions configure Ipset.open; every field is optional. */
 export interface IpsetOpenOptions {
   /** The namespace to work in (a handle or a path); default: the current one. */
   netns?: NetnsLike;
@@ -44,7 +45,14 @@ export interface IpsetOpenOptions {
   receiveBufferBytes?: number;
 }
 
-/** Ipset is a client for the kernel's ipset subsystem in one network namespace. */
+/**
+ * Ipset is a client for the kernel's ipset subsystem in one network namespace. Operations run in call order. A
+ * kernel refusal rejects with IpsetError (the kernel's code, such as `IPSET_ERR_EXIST` or `ENOENT` for a missing
+ * set, with the command, set and entry); a kernel or peer that does not answer within timeoutMs rejects with
+ * PodnetSystemError `ETIMEDOUT` (the request may still have been applied: read the state to know); after close()
+ * calls fail with PodnetError `ERR_IPSET_CLOSED`. Bad arguments are refused with InvalidArgumentError
+ * (`ERR_INVALID_ARG_TYPE` / `ERR_INVALID_ARG_VALUE`) before anything is sent.
+ */
 export class Ipset implements Disposable {
   readonly #session: IpsetSession;
   readonly #queue: IpsetQueue;
@@ -59,8 +67,8 @@ export class Ipset implements Disposable {
 
   /**
    * Ipset.open opens a netlink socket inside the namespace (or binds to the peer) and checks the kernel's ipset
-   * protocol. Throws PodnetSystemError when the namespace cannot be opened or entered, IpsetError when the kernel
-   * does not speak protocol 6 or 7.
+   * protocol. Throws InvalidArgumentError for bad options; rejects with PodnetSystemError when the namespace cannot
+   * be opened or entered, PodnetError `ERR_IPSET_PROTOCOL` when the kernel does not speak protocol 6 or 7.
    */
   static async open(options: IpsetOpenOptions = {}): Promise<Ipset> {
     const o = checkOptions<IpsetOpenOptions>('options', options);
@@ -86,6 +94,7 @@ export class Ipset implements Disposable {
     return this.#session.target.netns;
   }
 
+  /** closed tells whether close() was called. */
   get closed(): boolean {
     return this.#session.closed;
   }
@@ -105,7 +114,10 @@ export class Ipset implements Disposable {
     });
   }
 
-  /** destroy removes a set (all sets when name is omitted). IPSET_ERR_BUSY when iptables still references it. */
+  /**
+   * destroy removes a set (all sets when name is omitted). Rejects with IpsetError `IPSET_ERR_BUSY` when iptables
+   * still references it, `ENOENT` when there is no such set.
+   */
   async destroy(name?: string): Promise<void> {
     if (name !== undefined) checkSetName(name);
     const session = this.#session;
@@ -118,7 +130,10 @@ export class Ipset implements Disposable {
     });
   }
 
-  /** flush removes every entry of a set (of all sets when name is omitted). */
+  /**
+   * flush removes every entry of a set (of all sets when name is omitted). Rejects with IpsetError `ENOENT` for no such
+   * set.
+   */
   async flush(name?: string): Promise<void> {
     if (name !== undefined) checkSetName(name);
     const session = this.#session;
@@ -128,14 +143,17 @@ export class Ipset implements Disposable {
     });
   }
 
-  /** rename renames a set; IPSET_ERR_EXIST_SETNAME2 when the new name is taken. */
+  /** rename renames a set; rejects with IpsetError `IPSET_ERR_EXIST_SETNAME2` when the new name is taken. */
   async rename(from: string, to: string): Promise<void> {
     checkSetName(from, 'from');
     checkSetName(to, 'to');
     return this.#twoSets(cmd.rename, 'rename', from, to);
   }
 
-  /** swap exchanges the contents of two sets of the same type and family (IPSET_ERR_TYPE_MISMATCH otherwise). */
+  /**
+   * swap exchanges the contents of two sets of the same type and family; rejects with IpsetError
+   * `IPSET_ERR_TYPE_MISMATCH` otherwise.
+   */
   async swap(a: string, b: string): Promise<void> {
     checkSetName(a, 'a');
     checkSetName(b, 'b');
@@ -171,7 +189,10 @@ export class Ipset implements Disposable {
     return this.#one(cmd.add, name, entry, options, 'replace');
   }
 
-  /** del deletes one entry; a missing one rejects with IPSET_ERR_EXIST unless `{ ignoreMissing: true }`. */
+  /**
+   * del deletes one entry; a missing one rejects with IpsetError `IPSET_ERR_EXIST` (the kernel's answer) unless
+   * `{ ignoreMissing: true }`.
+   */
   del(name: string, entry: IpsetEntry, options?: { ignoreMissing?: boolean }): Promise<void> {
     return this.#one(cmd.del, name, entry, options, 'ignoreMissing');
   }
@@ -190,17 +211,21 @@ export class Ipset implements Disposable {
     }
   }
 
-  /** addSync is add() done synchronously (it blocks the event loop for one kernel round trip; it does not wait for queued async work). */
+  /**
+   * addSync is add() done synchronously (it blocks the event loop for one kernel round trip; it does not wait for
+   * queued async work). It throws what add rejects with, and `ERR_IPSET_REENTERED` (errno `EDEADLK`) when called from
+   * a NetlinkPeer's exchange() on this client.
+   */
   addSync(name: string, entry: IpsetEntry, options: { replace?: boolean } = {}): void {
     sendSync(this.#session, cmd.add, 'add', name, entry, checkOptions<{ replace?: boolean }>('options', options).replace !== true);
   }
 
-  /** delSync is del() done synchronously. */
+  /** delSync is del() done synchronously; it throws what del rejects with, as addSync does. */
   delSync(name: string, entry: IpsetEntry, options: { ignoreMissing?: boolean } = {}): void {
     sendSync(this.#session, cmd.del, 'del', name, entry, checkOptions<{ ignoreMissing?: boolean }>('options', options).ignoreMissing !== true);
   }
 
-  /** test tells whether entry is in the set. */
+  /** test tells whether entry is in the set. Rejects with IpsetError `ENOENT` when there is no such set. */
   async test(name: string, entry: IpsetEntry): Promise<boolean> {
     checkSetName(name);
     const session = this.#session;
@@ -212,7 +237,7 @@ export class Ipset implements Disposable {
     });
   }
 
-  /** testSync is test() done synchronously. */
+  /** testSync is test() done synchronously; it throws what test rejects with, as addSync does. */
   testSync(name: string, entry: IpsetEntry): boolean {
     checkSetName(name);
     const session = this.#session;
@@ -255,7 +280,8 @@ export class Ipset implements Disposable {
 
   /**
    * list returns a set's header and all its entries (see entries() for sets too large to hold at once). The dump
-   * comes in chunks over a socket of its own, and the event loop turns between chunks.
+   * comes in chunks over a socket of its own, and the event loop turns between chunks. Rejects with IpsetError
+   * `ENOENT` when there is no such set.
    */
   async list(name: string): Promise<IpsetListing> {
     checkSetName(name);
@@ -275,7 +301,8 @@ export class Ipset implements Disposable {
 
   /**
    * entries streams a set's entries with bounded memory, over a socket of its own (other operations go on
-   * meanwhile). Breaking out of the loop ends the dump.
+   * meanwhile). Breaking out of the loop ends the dump. The iteration rejects with IpsetError `ENOENT` when there
+   * is no such set.
    */
   async *entries(name: string, options: { chunk?: number } = {}): AsyncGenerator<IpsetListedEntry, void, undefined> {
     checkSetName(name);
@@ -288,6 +315,7 @@ export class Ipset implements Disposable {
     this.#session.close();
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }
