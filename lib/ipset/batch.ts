@@ -36,8 +36,8 @@ export interface BatchRequest {
 
 /**
  * BatchWriters are a client's two batch writers (a streamed chunk is encoded while the last is sent), kept between
- * calls: memory the kernel has to hand over fresh costs a page fault per 4 KiB, which was a third of encoding a
- * batch.
+ * calls: memory the kernel has to hand over fresh costs a page fault per 4 KiB, a third of the time of encoding a
+ * batch into new buffers.
  */
 export class BatchWriters {
   #pair: [RecordWriter, RecordWriter] | undefined;
@@ -46,7 +46,9 @@ export class BatchWriters {
     return (this.#pair ??= [new RecordWriter(STREAM_CHUNK * 64), new RecordWriter(STREAM_CHUNK * 64)]);
   }
 
-  /** release lets go of a writer grown past RETAIN_BYTES by a huge batch rather than keep it for the client's lifetime. */
+  /**
+   * release lets go of a writer grown past RETAIN_BYTES by a huge batch rather than keep it for the client's lifetime.
+   */
   release(): void {
     if (this.#pair && this.#pair[0].capacity > RETAIN_BYTES) this.#pair = undefined;
   }
@@ -70,8 +72,8 @@ export function collectFailures(
 }
 
 // The encoding loops are plain functions called once per slice, not loops inside the async functions: an async
-// function's optimized code was thrown away after each await (no type feedback yet for the code past it), and
-// 100k entries then ran unoptimized about half the time, taking twice as long.
+// function's optimized code is thrown away after each await (no type feedback yet for the code past it), and
+// 100k entries then run unoptimized about half the time, taking twice as long.
 
 /** encodeArraySlice checks and encodes entries from `from` on until SLICE_MS has passed; returns where it stopped. */
 function encodeArraySlice(writer: RecordWriter, entries: readonly IpsetEntry[], from: number, shape: SetShape, fields: EntryFields): number {

@@ -1,7 +1,7 @@
 /**
  * The *Sync single-entry fast path. A frame (a Buffer the client owns) carries the request to a native function
- * bound to it, and the answer back: a call converts no argument (the five a call used to take cost ~0.4 us of a
- * ~6 us add; native/ipset/sync_channel.h).
+ * bound to it, and the answer back: a call converts no argument (passing the request as five arguments costs
+ * ~0.4 us of a ~6 us add; native/ipset/sync_channel.h).
  */
 import { native, type RawIpsetHandle } from '../native.js';
 import type { EntryFields } from './entry.js';
