@@ -43,6 +43,7 @@ import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type Pr
 import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
 import { INPOD, checkProbeSource, hostProbeRules, inpodRules } from './rules.js';
 
+/** NodeNetworkOptions configure a NodeNetwork; every field has a default, the backends default to the real ones. */
 export interface NodeNetworkOptions {
   /** The host namespace (a handle or a path); default: the current one. */
   hostNetns?: NetnsLike;
@@ -85,19 +86,27 @@ export interface NodeNetworkOptions {
    * snapshot: syncSnapshot replaces them; stop() leaves the proxy alone (its owner closes it).
    */
   proxy?: WorkloadProxy;
+  /** Where the agent logs its steps, conflicts and repairs (any levels may be left out; default: nowhere). */
   logger?: Partial<Logger>;
 }
 
 /** WorkloadProxy is what NodeNetwork needs of the node proxy: ZtunnelServer's workload calls. */
 export interface WorkloadProxy {
+  /**
+   * addWorkload hands a pod's namespace to the proxy and resolves on its ack; rejects with ProxyError when it cannot.
+   */
   addWorkload(uid: string, workload: ZdsWorkloadInfo, netns: { readonly fd: number }): Promise<void>;
+  /** delWorkload tells the proxy the pod is gone and resolves on its ack; rejects with ProxyError when it cannot. */
   delWorkload(uid: string): Promise<void>;
+  /** replaceWorkloads sets the pods a (re)connecting proxy is sent as its snapshot. */
   replaceWorkloads(workloads: readonly ZtunnelWorkload[]): void;
 }
 
-/** A pod as the agent sees it. */
+/** PodInfo is a pod as the agent sees it. */
 export interface PodInfo {
+  /** The pod's UID: the owner recorded in the probe set entries. */
   uid: string;
+  /** The pod's IPs (IPv4, and IPv6 with the `ipv6` option). */
   ips: readonly string[];
   /** The pod's namespace (handle or path); needed for in-pod rules. */
   netns?: NetnsLike;
@@ -107,9 +116,11 @@ export interface PodInfo {
   workload?: ZdsWorkloadInfo;
 }
 
-/** What verify found in one pod's namespace. */
+/** PodVerifyReport is what verify found in one pod's namespace. */
 export interface PodVerifyReport {
+  /** The pod's UID. */
   uid: string;
+  /** Whether its rules and routes are all as they should be. */
   inSync: boolean;
   /** The in-pod iptables rules, per family (empty with the nftables backend). */
   rules: { family: 4 | 6; result: VerifyResult }[];
@@ -119,8 +130,11 @@ export interface PodVerifyReport {
   routes: PodRoutingState[];
 }
 
+/** NodeVerifyReport is what NodeNetwork.verify found on the host and in the pods it was given. */
 export interface NodeVerifyReport {
+  /** Whether everything is as it should be. */
   inSync: boolean;
+  /** Each probe set: whether it exists, and whether it has the type and options the agent creates. */
   sets: { name: string; present: boolean; ok: boolean }[];
   /** The host iptables rules, per family (empty with the nftables backend). */
   hostRules: { family: 4 | 6; result: VerifyResult }[];
@@ -130,10 +144,15 @@ export interface NodeVerifyReport {
   pods: PodVerifyReport[];
 }
 
+/** SnapshotReport is what NodeNetwork.syncSnapshot changed. */
 export interface SnapshotReport {
+  /** Probe entries added. */
   added: number;
+  /** Probe entries already there for the same pod. */
   unchanged: number;
+  /** Probe entries taken over from another pod. */
   takenOver: number;
+  /** Probe entries removed because no pod of the snapshot claims their IP. */
   pruned: { ip: string; owner: string }[];
   /** Set when pruning was skipped because some pod had no IP yet. */
   pruneSkipped: boolean;
@@ -141,8 +160,14 @@ export interface SnapshotReport {
   rulesReapplied: number;
 }
 
+/**
+ * NodeNetworkEvents are the events a NodeNetwork emits, after the change they report. A listener that throws is
+ * logged as an error and never fails the operation that emitted the event.
+ */
 export interface NodeNetworkEvents {
+  /** A pod's IP was taken over from another pod (onConflict 'takeover'). */
   conflict: [ProbeConflict];
+  /** A removal was refused because another pod owns the entry. */
   ownerMismatch: [ProbeOwnerMismatch];
 }
 
@@ -191,6 +216,13 @@ function retryable(err: unknown): boolean {
   return code === 'ETIMEDOUT' || code === 'EAGAIN' || code === 'ERR_PROCESS_TIMEOUT';
 }
 
+/**
+ * NodeNetwork is what a node agent drives: it keeps the host's probe sets and SNAT rules (start, stop), puts pods in
+ * and out of the mesh (addPod, removePod: in-pod rules, policy routes, the proxy handoff, probe entries), rebuilds
+ * from a snapshot (syncSnapshot), and checks and repairs drift (verify, repair). Every failure of a step rejects with
+ * AgentError naming the step and whether a retry can help; bad arguments throw InvalidArgumentError first. The
+ * backends are injectable, so the same code runs on the fakes of podnet/testing (FakeNode) and on the kernel.
+ */
 export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   readonly #options: Required<
     Pick<NodeNetworkOptions, 'probeSetPrefix' | 'ipv6' | 'dnsCapture' | 'onConflict' | 'probeSourceV4' | 'probeSourceV6'>
@@ -481,7 +513,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * no pod claims are pruned, but never while any pod has no IP yet (it may be about to claim one of them). With
    * `reapplyRules`, the in-pod rules and policy routes of every pod with a namespace are reconciled too. With the
    * `proxy` option, the snapshot's pods become what a (re)connecting proxy is sent (each with its namespace, or as a
-   * Keep when it has none or it is gone), before any probe entry changes.
+   * Keep when it has none or it is gone), before any probe entry changes. Throws InvalidArgumentError for a bad pod,
+   * PodnetError `ERR_AGENT_NOT_STARTED` before start(); rejects with AgentError ('probe-set', or a pod's step).
    */
   async syncSnapshot(pods: readonly PodInfo[], options: { reapplyRules?: boolean } = {}): Promise<SnapshotReport> {
     if (!Array.isArray(pods)) throw invalidType('pods', 'an array of pods', pods);
@@ -645,7 +678,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   /**
    * stop deletes the host rules, then flushes and destroys the probe sets, unless `keep` (an upgrade: the next agent
-   * takes them over).
+   * takes them over). Rejects with AgentError (step 'host-rules' or 'sets').
    */
   async stop(options: { keep?: boolean } = {}): Promise<void> {
     const o = checkOptions<{ keep?: boolean }>('options', options);
