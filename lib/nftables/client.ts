@@ -84,7 +84,13 @@ function checkTable(value: unknown): { family: number; name: string } {
   return { family: FAMILIES[t.family as NftFamily], name: checkString('table.name', t.name, K.nameMax) };
 }
 
-/** Nftables is an open nf_tables netlink session in one namespace. Close it (or `using` it) when done. */
+/**
+ * Nftables is an open nf_tables netlink session in one namespace. Close it (or `using` it) when done. Operations run
+ * in call order; a kernel refusal rejects with NftablesError (the errno's name as `code`, with the operation and the
+ * object), a lost or malformed answer with PodnetSystemError (`ETIMEDOUT` after timeoutMs, `EBADMSG`), and calls
+ * after close() with PodnetError `ERR_NFTABLES_CLOSED`. Bad arguments reject with InvalidArgumentError before
+ * anything is sent.
+ */
 export class Nftables implements Disposable {
   #handle: RawNftablesHandle | undefined;
   readonly #netns: Netns | undefined;
@@ -113,10 +119,12 @@ export class Nftables implements Disposable {
     }
   }
 
+  /** netns is the namespace this client works in (undefined: the process's own, or a peer's). */
   get netns(): Netns | undefined {
     return this.#netns;
   }
 
+  /** closed tells whether close() was called. */
   get closed(): boolean {
     return this.#handle === undefined;
   }
@@ -194,7 +202,9 @@ export class Nftables implements Disposable {
     return this.#serial('elements', { table, set }, async (h) => (await h.elements(t.family, t.name, s)).map(toElement));
   }
 
-  /** addElement adds elements in one transaction: exclusive (EEXIST on one already there) unless `{ replace: true }`. */
+  /**
+   * addElement adds elements in one transaction: exclusive (EEXIST on one already there) unless `{ replace: true }`.
+   */
   async addElement(table: NftTableRef, set: string, elements: NftElementSpec | NftElementSpec[], options: { replace?: boolean } = {}): Promise<void> {
     return this.run(new NftTransaction().addElement(table, set, elements, options));
   }
@@ -233,6 +243,7 @@ export class Nftables implements Disposable {
     });
   }
 
+  /** Symbol.dispose is close(), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }

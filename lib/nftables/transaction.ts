@@ -82,6 +82,12 @@ function ipv6Bytes(text: string): Buffer {
   return out;
 }
 
+/**
+ * NftTransaction collects nf_tables ops for Nftables.run, which sends them as one batch: all applied or none. Like
+ * RuleSet, building never throws: the first bad argument is kept as `error` (an InvalidArgumentError), later calls
+ * are ignored, and run() rejects with it before anything is sent. The kernel's refusals come from run() as
+ * NftablesError naming the op.
+ */
 export class NftTransaction {
   readonly #ops: TxOp[] = [];
   #error: InvalidArgumentError | undefined;
@@ -89,12 +95,14 @@ export class NftTransaction {
   /** Sets added in this transaction: their batch id and key length, by family/table/name. */
   readonly #sets = new Map<string, { id: number; keyLength: number }>();
 
-  /** The first bad argument given to this transaction, which run() throws; undefined while all were good. */
+  /**
+   * error is the first bad argument given to this transaction, which run() rejects with; undefined while all are good.
+   */
   get error(): InvalidArgumentError | undefined {
     return this.#error;
   }
 
-  /** How many ops the transaction holds. */
+  /** size is how many ops the transaction holds. */
   get size(): number {
     return this.#ops.length;
   }
@@ -114,7 +122,9 @@ export class NftTransaction {
     return { family: checkFamily(`${name}.family`, t.family), table: checkName(`${name}.name`, t.name), comment: checkComment(`${name}.comment`, t.comment) };
   }
 
-  /** addTable adds a table, or leaves an existing one as it is (nft's `add table`); `{ exclusive: true }`: EEXIST then. */
+  /**
+   * addTable adds a table, or leaves an existing one as it is (nft's `add table`); `{ exclusive: true }`: EEXIST then.
+   */
   addTable(table: NftTableSpec, options: { exclusive?: boolean } = {}): this {
     return this.#add('addTable', table, () => {
       const t = this.#table('table', table);
@@ -302,7 +312,10 @@ export class NftTransaction {
     return this.#add('addRule', rule, () => [this.#rule(rule, K.create | K.append, this.#position(options, 'after'))]);
   }
 
-  /** insertRule puts a rule first in its chain (nft's `insert rule`), or with `{ before: handle }` right before that rule. */
+  /**
+   * insertRule puts a rule first in its chain (nft's `insert rule`), or with `{ before: handle }` right before that
+   * rule.
+   */
   insertRule(rule: NftRuleSpec, options: { before?: number } = {}): this {
     return this.#add('insertRule', rule, () => [this.#rule(rule, K.create, this.#position(options, 'before'))]);
   }
@@ -331,7 +344,10 @@ export class NftTransaction {
     });
   }
 
-  /** The native ops in order, and a map from a native op's index back to the caller's op. */
+  /**
+   * compile returns the native ops in order, and a map from a native op's index back to the caller's op.
+   * @internal
+   */
   compile(): { ops: RawNftOp[]; opAt: (nativeIndex: number) => { index: number; object: unknown; operation: string } | undefined } {
     const ops: RawNftOp[] = [];
     const owner: number[] = [];
