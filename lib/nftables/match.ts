@@ -33,12 +33,16 @@ const PORT_FIELDS = {
 /** NF_NAT_RANGE_PROTO_SPECIFIED, as nft sets it for `redirect to :PORT`. */
 const NAT_PROTO_SPECIFIED = 2;
 
+/** NftAddrField is an address field nftExpr.addr matches: 'ip saddr', 'ip daddr', 'ip6 saddr' or 'ip6 daddr'. */
 export type NftAddrField = keyof typeof ADDR_FIELDS;
+/** NftPortField is a port field nftExpr.port matches: 'tcp sport', 'tcp dport', 'udp sport' or 'udp dport'. */
 export type NftPortField = keyof typeof PORT_FIELDS;
+/** NftCtState is a conntrack state: 'invalid', 'established', 'related', 'new' or 'untracked'. */
 export type NftCtState = keyof typeof CT_STATES;
 
-/** Options of a match: `not: true` negates it (nft's `!=`). */
+/** NftMatchOptions are the options of a match: `not: true` negates it (nft's `!=`). */
 export interface NftMatchOptions {
+  /** Negate the match. */
   not?: boolean;
 }
 
@@ -127,7 +131,10 @@ function addrMatch(what: unknown, value: unknown, options?: NftMatchOptions): Nf
   return out;
 }
 
-/** nftExpr builds the expression lists of common matches and statements (see the module comment). Each throws InvalidArgumentError on a bad argument. */
+/**
+ * nftExpr builds the expression lists of common matches and statements (see the module comment). Each throws
+ * InvalidArgumentError on a bad argument.
+ */
 export const nftExpr = {
   /** `meta l4proto PROTO` (tcp, udp, icmp, icmpv6, sctp or a protocol number). */
   l4proto(proto: keyof typeof L4 | number, options?: NftMatchOptions): NftExpr[] {
@@ -202,22 +209,27 @@ export const nftExpr = {
     return [{ type: 'counter' }];
   },
 
+  /** `accept`. */
   accept(): NftExpr[] {
     return [{ type: 'verdict', verdict: 'accept' }];
   },
 
+  /** `drop`. */
   drop(): NftExpr[] {
     return [{ type: 'verdict', verdict: 'drop' }];
   },
 
+  /** `return`: back to the chain that jumped here. */
   return(): NftExpr[] {
     return [{ type: 'verdict', verdict: 'return' }];
   },
 
+  /** `jump CHAIN`: on to chain, and back after it. */
   jump(chain: string): NftExpr[] {
     return [{ type: 'verdict', verdict: 'jump', chain }];
   },
 
+  /** `goto CHAIN`: on to chain, not back. */
   goto(chain: string): NftExpr[] {
     return [{ type: 'verdict', verdict: 'goto', chain }];
   },
