@@ -20,6 +20,7 @@ export interface FakeNftablesOptions {
   dumpPageSize?: number;
   /** What NEWGEN names as the process that committed last (NFTA_GEN_PROC_PID / _NAME); default this process. */
   procPid?: number;
+  /** The process name NEWGEN reports (default 'node'). */
   procName?: string;
 }
 

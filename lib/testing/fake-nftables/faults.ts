@@ -13,7 +13,9 @@ export type NftMessageName = Lowercase<keyof typeof NFT_MSG>;
 
 /** NftFaultMatch narrows a fault to messages of one type and/or naming one table; empty matches any message. */
 export interface NftFaultMatch {
+  /** Only messages of this type. */
   message?: NftMessageName;
+  /** Only messages naming this table. */
   table?: string;
 }
 

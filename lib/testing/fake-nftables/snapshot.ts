@@ -9,25 +9,35 @@ import type { ChainObj, RuleObj, SetObj, State, TableObj, Udata } from './model.
 export interface FakeNftElementSnapshot {
   /** The key as an address when it is 4 or 16 bytes long, else hex. */
   key: string;
+  /** The comment from the element's user data. */
   comment: string | undefined;
 }
 
 /** FakeNftSetSnapshot is one set: its handle, key type and length, NFT_SET_* flags, comment, users and elements. */
 export interface FakeNftSetSnapshot {
+  /** The set's name. */
   name: string;
+  /** Its handle. */
   handle: number;
+  /** nft's datatype id of its keys (7 ipv4_addr, 8 ipv6_addr). */
   keyType: number;
+  /** The key length in bytes. */
   keyLength: number;
+  /** NFT_SET_* flags. */
   flags: number;
+  /** The comment from its user data. */
   comment: string | undefined;
   /** How many rules refer to the set (while non-zero, deleting it is EBUSY). */
   use: number;
+  /** Its elements. */
   elements: readonly FakeNftElementSnapshot[];
 }
 
 /** FakeNftRuleSnapshot is one rule: its handle, comment, and its expressions in the form the kernel dumps them. */
 export interface FakeNftRuleSnapshot {
+  /** Its handle. */
   handle: number;
+  /** The comment from its user data. */
   comment: string | undefined;
   /** The NFTA_RULE_EXPRESSIONS payload as it was sent, hex. */
   expressions: string;
@@ -38,24 +48,39 @@ export interface FakeNftRuleSnapshot {
  * and its rules in order.
  */
 export interface FakeNftChainSnapshot {
+  /** The chain's name. */
   name: string;
+  /** Its handle. */
   handle: number;
+  /** A base chain's type. */
   type: string | undefined;
+  /** A base chain's hook number (NF_INET_*). */
   hook: number | undefined;
+  /** A base chain's priority. */
   priority: number | undefined;
+  /** A base chain's policy (NF_DROP 0, NF_ACCEPT 1). */
   policy: number | undefined;
+  /** The comment from its user data. */
   comment: string | undefined;
+  /** Its rules, in order. */
   rules: readonly FakeNftRuleSnapshot[];
 }
 
 /** FakeNftTableSnapshot is one table: family number (NFPROTO_*), name, handle, flags, comment, chains and sets. */
 export interface FakeNftTableSnapshot {
+  /** The family number (NFPROTO_*: 1 inet, 2 ip, 10 ip6, ...). */
   family: number;
+  /** The table's name. */
   name: string;
+  /** Its handle. */
   handle: number;
+  /** NFT_TABLE_F_* flags. */
   flags: number;
+  /** The comment from its user data. */
   comment: string | undefined;
+  /** Its chains, in creation order. */
   chains: readonly FakeNftChainSnapshot[];
+  /** Its sets, in creation order. */
   sets: readonly FakeNftSetSnapshot[];
 }
 
@@ -63,6 +88,7 @@ export interface FakeNftTableSnapshot {
 export interface FakeNftablesSnapshot {
   /** The generation: moves on with every batch that changed something. */
   genId: number;
+  /** Every table, in creation order. */
   tables: readonly FakeNftTableSnapshot[];
 }
 
