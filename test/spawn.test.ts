@@ -234,15 +234,21 @@ describe('startInNetns (input written after the start)', () => {
   it('releases its eventfd when the program ends or its arguments are refused, not at some later GC', async () => {
     const eventfds = () => [...openFds().values()].filter((target) => target === 'anon_inode:[eventfd]').length;
     const before = eventfds();
-    const programs = [startInNetns(undefined, ['true']), startInNetns(undefined, ['cat'])];
-    programs[1]!.end('x');
+    // cat waits for its input: both feeds are in use until end().
+    const programs = [startInNetns(undefined, ['cat']), startInNetns(undefined, ['cat'])];
     expect(eventfds()).toBe(before + 2);
+    programs[0]!.end('x');
+    programs[1]!.end();
     for (const p of programs) expect((await p.result).exitCode).toBe(0);
+    expect(eventfds()).toBe(before);
+    // A program that ends without reading its input releases its feed all the same.
+    const quick = startInNetns(undefined, ['true']);
+    expect((await quick.result).exitCode).toBe(0);
     expect(eventfds()).toBe(before);
     expect(() => startInNetns(undefined, [])).toThrow(InvalidArgumentError);
     expect(eventfds()).toBe(before);
     // Writing to a feed whose program is over is ignored (its eventfd is gone).
-    programs[0]!.write('late');
+    quick.write('late');
     programs[1]!.end('later');
   });
 
