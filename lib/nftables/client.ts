@@ -4,7 +4,7 @@
  * one sendmsg, one kernel transaction, all or nothing. Element adds are exclusive (EEXIST on a duplicate); replacing
  * is explicit. Operations run one after another in call order.
  */
-import { PodnetError, withCallerStack } from '../errors.js';
+import { NftablesError, PodnetError, withCallerStack } from '../errors.js';
 import { native, type RawNftablesHandle, type RawNftChain, type RawNftElement, type RawNftRule, type RawNftSet, type RawNftTable } from '../native.js';
 import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
 import type { Netns } from '../netns.js';
@@ -43,6 +43,12 @@ function keyText(key: Buffer): string {
     return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
   }
   return key.toString('hex');
+}
+
+/** tableMustExist throws ENOENT (as the kernel does for a set dump) unless the family has a table of that name. */
+async function tableMustExist(h: RawNftablesHandle, family: number, name: string): Promise<void> {
+  if ((await h.tables(family)).objects.some((t) => t.name === name)) return;
+  throw new NftablesError(`nftables: no table '${name}'`, 'ENOENT', -2, { operation: 'tables' });
 }
 
 function toTable(t: RawNftTable): NftTable {
@@ -177,7 +183,12 @@ export class Nftables implements Disposable {
   /** chains lists the chains of a table (ENOENT when the table is missing). */
   async chains(table: NftTableRef): Promise<NftChain[]> {
     const t = checkTable(table);
-    return this.#serial('chains', table, async (h) => (await h.chains(t.family, t.name)).objects.map(toChain));
+    return this.#serial('chains', table, async (h) => {
+      // The kernel's chain dump filters by family only: the table's own are picked here.
+      const chains = (await h.chains(t.family, t.name)).objects.filter((c) => c.table === t.name);
+      if (chains.length === 0) await tableMustExist(h, t.family, t.name);
+      return chains.map(toChain);
+    });
   }
 
   /** sets lists the sets of a table (ENOENT when the table is missing). */
@@ -192,7 +203,12 @@ export class Nftables implements Disposable {
    */
   async rules(table: NftTableRef): Promise<NftRule[]> {
     const t = checkTable(table);
-    return this.#serial('rules', table, async (h) => (await h.rules(t.family, t.name)).objects.map(toRule));
+    return this.#serial('rules', table, async (h) => {
+      const rules = (await h.rules(t.family, t.name)).objects;
+      // A rule dump of a missing table is empty rather than refused: looked up, so it is ENOENT as sets() is.
+      if (rules.length === 0) await tableMustExist(h, t.family, t.name);
+      return rules.map(toRule);
+    });
   }
 
   /** elements lists a set's elements with their comments (ENOENT when the table or set is missing). */

@@ -75,6 +75,30 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         expect(isNotFound(err)).toBe(true);
       });
 
+      it('lists the chains and rules of the table asked for only; a missing table is ENOENT, an empty one lists nothing', async () => {
+        const V: NftTableRef = { family: 'inet', name: 'second' };
+        await nft.run(
+          nft
+            .transaction()
+            .addTable(T)
+            .addTable(V)
+            .addTable({ family: 'inet', name: 'empty' })
+            .addChain({ family: 'inet', table: T.name, name: 'a' })
+            .addChain({ family: 'inet', table: V.name, name: 'b' })
+            .addRule({ family: 'inet', table: V.name, chain: 'b', exprs: x.counter() }),
+        );
+        expect((await nft.chains(T)).map((c) => `${c.table}/${c.name}`)).toEqual(['istio-ambient-nat/a']);
+        expect((await nft.chains(V)).map((c) => `${c.table}/${c.name}`)).toEqual(['second/b']);
+        expect(await nft.rules(T)).toEqual([]);
+        expect((await nft.rules(V)).map((r) => r.chain)).toEqual(['b']);
+        expect(await nft.chains({ family: 'inet', name: 'empty' })).toEqual([]);
+        for (const listing of [nft.chains({ family: 'inet', name: 'missing' }), nft.rules({ family: 'inet', name: 'missing' }), nft.chains({ family: 'ip', name: T.name })]) {
+          const err = await rejection(listing);
+          expect(err).toMatchObject({ code: 'ENOENT', errno: -2 });
+          expect(isNotFound(err)).toBe(true);
+        }
+      });
+
       it('keeps tables of different families with the same name apart', async () => {
         await nft.run(nft.transaction().addTable({ family: 'ip', name: 'x' }).addTable({ family: 'ip6', name: 'x' }).addTable({ family: 'inet', name: 'x' }));
         expect((await nft.tables()).map((t) => t.family).sort()).toEqual(['inet', 'ip', 'ip6']);
