@@ -1,6 +1,6 @@
 /** SeqpacketSocket: one connection of a unix SOCK_SEQPACKET socket, with fds passed as SCM_RIGHTS. */
 import { withCallerStack } from '../errors.js';
-import { native, type RawPeerCredentials, type RawSeqpacketSocketHandle } from '../native.js';
+import { native, type RawSeqpacketSocketHandle } from '../native.js';
 import { checkInteger, checkOptions } from '../validate.js';
 import { unixClosedError } from './errors.js';
 import {
@@ -15,8 +15,15 @@ import {
 } from './options.js';
 import { adoptReceivedFd, type ReceivedFd } from './received-fd.js';
 
-/** PeerCredentials are the peer's process, user and group (SO_PEERCRED) when the connection was made. */
-export type PeerCredentials = Readonly<RawPeerCredentials>;
+/** PeerCredentials are the peer's process, user and group (SO_PEERCRED), read when the connection was made. */
+export interface PeerCredentials {
+  /** pid is the peer's process id, in this process's pid namespace (0 when the peer's is not visible from it). */
+  readonly pid: number;
+  /** uid is the peer's effective user id. */
+  readonly uid: number;
+  /** gid is the peer's effective group id. */
+  readonly gid: number;
+}
 
 /** ReceivedMessage is one message: its bytes and the fds that came with it (owned by the receiver). */
 export interface ReceivedMessage {
