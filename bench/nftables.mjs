@@ -1,9 +1,9 @@
 // Scenarios 11 and 12: the agent's native nftables backend (issue 14).
-// 11: one pod's in-pod rules applied in its namespace: applyNftRuleset (one netlink batch) against `nft -f -` of the
+// 11: one pod's in-pod rules applied in its namespace: Nftables.apply (one netlink batch) against `nft -f -` of the
 //     same rules as text and against the iptables path the agent has without it (Iptables.apply of inpodRules).
 // 12: 10k host addresses with pod UIDs as comments added to an ipv4_addr set: Nftables.addElement (one transaction)
 //     against `nft -f -` of the same elements and against Ipset.addMany of the same entries into a hash:ip set.
-import { Iptables, Ipset, Nftables, applyNftRuleset, inpodRules, nftInpodRules, runInNetns } from '../dist/index.js';
+import { Iptables, Ipset, Nftables, inpodRules, nftInpodRules, runInNetns } from '../dist/index.js';
 import { interleaved, now } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 
@@ -94,10 +94,10 @@ async function inpodScenario(res, cfg) {
       // Every contender's apply replaces the previous one: the nft tables are flushed and refilled by both nft
       // contenders, and Iptables.apply makes its owned chains exactly the rule set, so each call ends in one state.
       const [native, text, iptables] = await chunked(
-        [() => applyNftRuleset(nft, ruleset), () => nftIn(ns, INPOD_TEXT), () => ipt.apply(rules)],
+        [() => nft.apply(ruleset), () => nftIn(ns, INPOD_TEXT), () => ipt.apply(rules)],
         { ops: cfg.nftOps, chunk: cfg.nftChunk, warmup: cfg.nftWarmup },
       );
-      const rn = res.row(S, 'podnet applyNftRuleset (one netlink batch)', native, { podnet: true });
+      const rn = res.row(S, 'podnet Nftables.apply (one netlink batch)', native, { podnet: true });
       const rt = res.row(S, '`nft -f -` of the same rules (runInNetns)', text);
       res.row(S, `Iptables.apply inpodRules (${ipt.backend})`, iptables);
       res.target(S, 'nft -f / native batch (speed-up)', rt.median / rn.median, '>=', 20);

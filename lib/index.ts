@@ -70,10 +70,7 @@ export {
   nftInpodRules,
   type NftHostRulesConfig,
   type NftInpodRulesConfig,
-  type NftRuleset,
-  type NftRulesetTable,
 } from './agent/nft-rules.js';
-export { applyNftRuleset, reconcileNftRuleset, removeNftRuleset, verifyNftRuleset, type NftDrift, type NftVerifyResult } from './agent/nft-apply.js';
 export { NftProbeSet, type NftProbeSetOptions } from './agent/nft-probe-set.js';
 export { KubeletUidError, detectKubeletUid } from './agent/nft-kubelet.js';
 export type { Logger, LogFields } from './logger.js';

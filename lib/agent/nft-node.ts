@@ -7,10 +7,10 @@
 import type { Nftables } from '../nftables/client.js';
 import type { Logger } from '../logger.js';
 import type { AgentNetns, NftablesFactory } from './backends.js';
-import { applyNftRuleset, removeNftRuleset, verifyNftRuleset, type NftVerifyResult } from './nft-apply.js';
 import { detectKubeletUid } from './nft-kubelet.js';
 import { NftProbeSet } from './nft-probe-set.js';
-import { NFT_PROBE_SET_COMMENT, nftHostRules, type NftRuleset } from './nft-rules.js';
+import type { NftRuleset, NftVerifyResult } from '../nftables/index.js';
+import { NFT_PROBE_SET_COMMENT, nftHostRules } from './nft-rules.js';
 import type { ConflictPolicy, ProbeConflict, ProbeOwnerMismatch } from './probe-set.js';
 
 /** NftHostConfig is what the host's side needs: NodeNetwork's options as it checked them. */
@@ -76,7 +76,7 @@ export class NftHost {
   /** installRules writes the host table (sets kept with their elements, the SNAT chain refilled) in one batch. */
   async installRules(): Promise<void> {
     const { nft, rules } = this.#live();
-    await applyNftRuleset(nft, rules);
+    await nft.apply(rules);
   }
 
   /** verifySets tells, per probe set, whether it is there with its type and comment. */
@@ -98,13 +98,13 @@ export class NftHost {
   /** verifyRules compares the host table's chain and rule with what is meant (the sets' elements aside). */
   async verifyRules(): Promise<NftVerifyResult> {
     const { nft, rules } = this.#live();
-    return verifyNftRuleset(nft, rules);
+    return nft.verify(rules);
   }
 
   /** removeAll deletes the host table: the SNAT rule and the probe sets with their elements, in one batch. */
   async removeAll(): Promise<void> {
     const { nft, rules } = this.#live();
-    await removeNftRuleset(nft, rules);
+    await nft.remove(rules);
   }
 
   /** close releases the host's client. */

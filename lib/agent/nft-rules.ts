@@ -3,10 +3,10 @@
  * redirection as three `inet` tables (istio-ambient-nat / -mangle / -raw) and the host's probe SNAT in its own
  * `inet istio-ambient-nat` table next to the probe sets. The variants are those of the iptables rule sets in
  * rules.ts; IPv6 lives in the same inet tables, each address rule followed by its ip6 twin, so either family meets
- * its rules in the order its iptables rule set has them. Pure data: nft-apply.ts writes, checks and removes it.
+ * its rules in the order its iptables rule set has them. Pure data: Nftables.apply / verify / remove take it.
  */
 import { nftExpr as x } from '../nftables/match.js';
-import type { NftChainSpec, NftExpr, NftRuleSpec, NftSetSpec } from '../nftables/index.js';
+import type { NftExpr, NftRuleset, NftRulesetTable, NftSetSpec } from '../nftables/index.js';
 import { checkInteger, checkString, invalidType } from '../validate.js';
 import { INPOD, checkProbeSource } from './rules.js';
 
@@ -22,30 +22,6 @@ export const NFT_TABLES = Object.freeze({
 
 /** NFT_PROBE_SET_COMMENT is the probe sets' comment, as the reference writes it. */
 export const NFT_PROBE_SET_COMMENT = 'UUID of the pods that are part of ambient mesh';
-
-/** NftRulesetTable is one inet table as the agent wants it: its sets, its chains and, in chain order, its rules. */
-export interface NftRulesetTable {
-  /** The table's name (family inet). */
-  name: string;
-  /** Sets the table keeps (the host's probe sets); their elements are not part of the ruleset. */
-  sets: NftSetSpec[];
-  /** The table's base and regular chains. */
-  chains: NftChainSpec[];
-  /** The rules, each appended to its chain in this order. */
-  rules: NftRuleSpec[];
-}
-
-/**
- * NftRuleset is what one namespace should hold: `tables`, each flushed and refilled when applied, and `owned`, every
- * table name this kind of ruleset may have written; an owned table not in `tables` (the raw table once DNS capture
- * is off) is deleted on apply.
- */
-export interface NftRuleset {
-  /** The tables the namespace should hold. */
-  tables: NftRulesetTable[];
-  /** Every table name this kind of ruleset writes: those not in `tables` are deleted on apply. */
-  owned: string[];
-}
 
 /** NftInpodRulesConfig configures nftInpodRules; every field has a default (those of InpodRulesConfig). */
 export interface NftInpodRulesConfig {
@@ -101,7 +77,7 @@ class TableBuilder {
   readonly table: NftRulesetTable;
 
   constructor(name: string) {
-    this.table = { name, sets: [], chains: [], rules: [] };
+    this.table = { family: FAMILY, name, sets: [], chains: [], rules: [] };
   }
 
   base(name: string, type: 'filter' | 'nat' | 'route', hook: 'prerouting' | 'output' | 'postrouting', priority: number): this {
@@ -216,7 +192,7 @@ export function nftInpodRules(config: NftInpodRulesConfig = {}): NftRuleset {
       .rule(PRERT, x.port('udp sport', 53), notProxyMark(), x.counter(), x.setCtZone(1));
     tables.push(raw.table);
   }
-  return { tables, owned: [NFT_TABLES.nat, NFT_TABLES.mangle, NFT_TABLES.raw] };
+  return { tables, owned: [NFT_TABLES.nat, NFT_TABLES.mangle, NFT_TABLES.raw].map((name) => ({ family: FAMILY, name })) };
 }
 
 /** nftProbeSetNames are the probe sets of a prefix: `<prefix>-v4`, and `<prefix>-v6` with ipv6. */
@@ -251,5 +227,5 @@ export function nftHostRules(config: NftHostRulesConfig): NftRuleset {
   if (ipv6) {
     host.rule('postrouting', x.l4proto('tcp'), x.skuid(uid), x.addrInSet('ip6 daddr', names.v6), x.counter(), x.snat(source('config.probeSourceV6', config.probeSourceV6, 6)));
   }
-  return { tables: [host.table], owned: [NFT_TABLES.nat] };
+  return { tables: [host.table], owned: [{ family: FAMILY, name: NFT_TABLES.nat }] };
 }

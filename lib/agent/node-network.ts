@@ -33,10 +33,10 @@ import {
   type NftablesFactory,
   type RtnetlinkFactory,
 } from './backends.js';
-import { applyNftRuleset, reconcileNftRuleset, removeNftRuleset, verifyNftRuleset, type NftVerifyResult } from './nft-apply.js';
 import { NftHost, withPodNftables } from './nft-node.js';
 import type { NftProbeSet } from './nft-probe-set.js';
-import { nftInpodRules, type NftRuleset } from './nft-rules.js';
+import type { NftRuleset, NftVerifyResult } from '../nftables/index.js';
+import { nftInpodRules } from './nft-rules.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { toLogger, type Logger } from '../logger.js';
 import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
@@ -464,7 +464,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     const p = checkPod(pod, 'pod', this.#proxy !== undefined);
     const probes = this.#live();
     await this.#withPod(p, async (ns) => {
-      if (this.#nft) await this.#podNftables(p, ns, (nft) => applyNftRuleset(nft, this.#podNftRules(p)));
+      if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
       else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
       await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
       const proxy = this.#proxy;
@@ -500,7 +500,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
     if (!o.deleted) {
       await this.#withPod(p, async (ns) => {
-        if (this.#nft) await this.#podNftables(p, ns, (nft) => removeNftRuleset(nft, this.#podNftRules(p)));
+        if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
         else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
         await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
       });
@@ -623,7 +623,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   /** Reconciles a pod's in-pod rules and puts back its policy routes (syncSnapshot's reapply, repair). */
   async #reapplyPod(pod: PodInfo): Promise<void> {
     await this.#withPod(pod, async (ns) => {
-      if (this.#nft) await this.#podNftables(pod, ns, (nft) => reconcileNftRuleset(nft, this.#podNftRules(pod)));
+      if (this.#nft) await this.#podNftables(pod, ns, (nft) => nft.reconcile(this.#podNftRules(pod)));
       else await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
       await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
     });
@@ -632,7 +632,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   async #verifyPod(pod: PodInfo): Promise<PodVerifyReport> {
     return this.#withPod(pod, async (ns) => {
       if (this.#nft) {
-        const nftRules = await this.#podNftables(pod, ns, (nft) => verifyNftRuleset(nft, this.#podNftRules(pod)));
+        const nftRules = await this.#podNftables(pod, ns, (nft) => nft.verify(this.#podNftRules(pod)));
         const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
         return { uid: pod.uid, inSync: nftRules.inSync && routes.every((r) => r.rule && r.route), rules: [], nftRules, routes };
       }

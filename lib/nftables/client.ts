@@ -12,6 +12,9 @@ import { checkString, invalidType } from '../validate.js';
 import { withContext } from './errors.js';
 import { toExpr } from './expr-decode.js';
 import { FAMILIES, familyName, hookName, policyName } from './names.js';
+import type { NftVerifyResult } from './ruleset-diff.js';
+import { applyRuleset, removeRuleset, verifyRuleset } from './ruleset-ops.js';
+import { type NftRuleset, checkRuleset } from './ruleset.js';
 import { NftTransaction, addressKey } from './transaction.js';
 import type {
   NftChain,
@@ -242,6 +245,50 @@ export class Nftables implements Disposable {
       const e = await h.getElement(t.family, t.name, s, key);
       return e === null ? undefined : toElement(e);
     });
+  }
+
+  /**
+   * apply writes the ruleset in one transaction: each of its tables added, flushed (every rule of every chain gone)
+   * and refilled with its sets, chains and rules; each owned table it does not list deleted. Set elements are left
+   * as they are, and so are chains and sets in its tables that it does not have (apply does not list first;
+   * reconcile deletes them). Throws InvalidArgumentError for a malformed ruleset before anything is sent; rejects with
+   * NftablesError naming the object the kernel refused, and then nothing changed.
+   */
+  async apply(ruleset: NftRuleset): Promise<void> {
+    return applyRuleset(this, checkRuleset(ruleset));
+  }
+
+  /**
+   * verify lists the ruleset's tables and compares them with it: missing or different objects, unexpected ones in
+   * its tables (and owned tables it does not want), chains whose rules are right but in another order. Changes
+   * nothing. Throws InvalidArgumentError for a malformed ruleset; rejects with NftablesError when a listing fails (a
+   * missing table is reported as missing, not thrown).
+   */
+  async verify(ruleset: NftRuleset): Promise<NftVerifyResult> {
+    return (await verifyRuleset(this, checkRuleset(ruleset))).result;
+  }
+
+  /**
+   * reconcile applies the ruleset when verify finds drift, deleting in the same transaction the chains and sets of
+   * its tables that it does not have or has in another kind; resolves whether it changed anything (a second call
+   * changes nothing). Throws and rejects as verify and apply do.
+   */
+  async reconcile(ruleset: NftRuleset): Promise<{ changed: boolean }> {
+    const checked = checkRuleset(ruleset);
+    const { result, remake } = await verifyRuleset(this, checked);
+    if (result.inSync) return { changed: false };
+    // Chains and sets in its tables that it does not have (or has in another kind) go in the same transaction.
+    await applyRuleset(this, checked, remake);
+    return { changed: true };
+  }
+
+  /**
+   * remove deletes the ruleset's tables and its owned tables (with their chains, rules, sets and elements) in one
+   * transaction; tables already gone are fine. Throws InvalidArgumentError for a malformed ruleset; rejects with
+   * NftablesError when the kernel refuses (a rule elsewhere jumping into one, say), and then nothing changed.
+   */
+  async remove(ruleset: NftRuleset): Promise<void> {
+    return removeRuleset(this, checkRuleset(ruleset));
   }
 
   /**

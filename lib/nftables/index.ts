@@ -1,6 +1,8 @@
 export { Nftables } from './client.js';
 export { NftTransaction } from './transaction.js';
 export { nftExpr } from './match.js';
+export type { NftRuleset, NftRulesetTable } from './ruleset.js';
+export type { NftDrift, NftVerifyResult } from './ruleset-diff.js';
 export type { NftAddrField, NftCtState, NftMatchOptions, NftPortField } from './match.js';
 export type {
   NftBitwiseExpr,

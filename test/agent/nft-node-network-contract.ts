@@ -4,7 +4,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { AgentError, INPOD_ROUTING, NodeNetwork, ProbeOwnerConflictError, type Nftables, type ProbeConflict } from '../../lib/index.js';
-import { applyNftRuleset, removeNftRuleset, verifyNftRuleset } from '../../lib/agent/nft-apply.js';
 import { NFT_TABLES, nftHostRules, nftInpodRules } from '../../lib/agent/nft-rules.js';
 import { startedNft, type NftPodRef, type NftWorld } from './nft-world.js';
 
@@ -41,10 +40,10 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
       const sets = (await host.sets(HOST)).filter((s) => s.table === HOST.name);
       expect(sets.map((s) => [s.name, s.type])).toEqual([[V4, 'ipv4_addr'], [V6, 'ipv6_addr']]);
       const wanted = nftHostRules({ kubeletUid: 1000, ipv6: true });
-      expect(await verifyNftRuleset(host, wanted)).toMatchObject({ inSync: true });
+      expect(await host.verify(wanted)).toMatchObject({ inSync: true });
       // A restarted agent finds everything in place and duplicates nothing.
       await node({ ipv6: true });
-      expect(await verifyNftRuleset(host, wanted)).toEqual({ inSync: true, missing: [], unexpected: [], reordered: [] });
+      expect(await host.verify(wanted)).toEqual({ inSync: true, missing: [], unexpected: [], reordered: [] });
       expect((await net.verify()).inSync).toBe(true);
     });
 
@@ -55,7 +54,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
       const gen = fake?.genId;
       await net.addPod(info(pod));
       if (fake) expect(fake.genId).toBe(gen! + 1);
-      expect(await verifyNftRuleset(await world.podNftables(pod), nftInpodRules())).toMatchObject({ inSync: true });
+      expect(await (await world.podNftables(pod)).verify(nftInpodRules())).toMatchObject({ inSync: true });
       expect(await owners()).toEqual({ [pod.ip]: pod.uid });
       const report = await net.verify({ pods: [info(pod)] });
       expect(report.pods).toEqual([expect.objectContaining({ uid: pod.uid, inSync: true, rules: [], nftRules: expect.objectContaining({ inSync: true }) })]);
@@ -83,7 +82,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
       const net = await node({ ipv6: true });
       const pod = world.pod();
       await net.addPod({ uid: pod.uid, ips: [`::ffff:${pod.ip}`, 'fd00::42'], netns: pod.netns });
-      expect(await verifyNftRuleset(await world.podNftables(pod), nftInpodRules({ ipv6: true }))).toMatchObject({ inSync: true });
+      expect(await (await world.podNftables(pod)).verify(nftInpodRules({ ipv6: true }))).toMatchObject({ inSync: true });
       expect(await owners(V4)).toEqual({ [pod.ip]: pod.uid });
       expect(await owners(V6)).toEqual({ 'fd00::42': pod.uid });
     });
@@ -149,15 +148,15 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
       const ingress = info(pod, { ingressOnly: true });
       await net.addPod(ingress);
       const nft = await world.podNftables(pod);
-      expect(await verifyNftRuleset(nft, nftInpodRules({ ingressOnly: true }))).toMatchObject({ inSync: true });
+      expect(await nft.verify(nftInpodRules({ ingressOnly: true }))).toMatchObject({ inSync: true });
       // Someone put the full rules back, then someone deleted everything.
-      await applyNftRuleset(nft, nftInpodRules());
+      await nft.apply(nftInpodRules());
       expect(await net.syncSnapshot([ingress], { reapplyRules: true })).toMatchObject({ rulesReapplied: 1 });
-      expect(await verifyNftRuleset(nft, nftInpodRules({ ingressOnly: true }))).toMatchObject({ inSync: true });
-      await removeNftRuleset(nft, nftInpodRules());
+      expect(await nft.verify(nftInpodRules({ ingressOnly: true }))).toMatchObject({ inSync: true });
+      await nft.remove(nftInpodRules());
       expect((await net.verify({ pods: [ingress] })).inSync).toBe(false);
       expect(await net.repair({ pods: [ingress] })).toEqual({ changed: true });
-      expect(await verifyNftRuleset(nft, nftInpodRules({ ingressOnly: true }))).toMatchObject({ inSync: true });
+      expect(await nft.verify(nftInpodRules({ ingressOnly: true }))).toMatchObject({ inSync: true });
     });
 
     it('verifies and repairs drift of the host rule and sets, keeping nothing stale', async () => {
@@ -199,8 +198,8 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
       const net = await node({ ipv6: true, kubeletUid: 4242, ...probe });
       const pod = world.pod();
       await net.addPod(info(pod));
-      expect(await verifyNftRuleset(host, nftHostRules({ kubeletUid: 4242, ipv6: true, ...probe }))).toMatchObject({ inSync: true });
-      expect(await verifyNftRuleset(await world.podNftables(pod), nftInpodRules({ ipv6: true, ...probe }))).toMatchObject({ inSync: true });
+      expect(await host.verify(nftHostRules({ kubeletUid: 4242, ipv6: true, ...probe }))).toMatchObject({ inSync: true });
+      expect(await (await world.podNftables(pod)).verify(nftInpodRules({ ipv6: true, ...probe }))).toMatchObject({ inSync: true });
       expect((await net.verify({ pods: [info(pod)] })).inSync).toBe(true);
     });
 

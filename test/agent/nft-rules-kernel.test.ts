@@ -4,7 +4,6 @@
 import { expect, it } from 'vitest';
 
 import { Nftables } from '../../lib/index.js';
-import { applyNftRuleset, removeNftRuleset, verifyNftRuleset } from '../../lib/agent/nft-apply.js';
 import { nftHostRules, nftInpodRules, type NftInpodRulesConfig } from '../../lib/agent/nft-rules.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
@@ -47,13 +46,13 @@ describePrivileged(
         theirs.exec(['nft', '-f', '-'], referenceInpodText(config));
         const ruleset = nftInpodRules(config);
         await withNft('nftpod', async (nft, ns) => {
-          await applyNftRuleset(nft, ruleset);
+          await nft.apply(ruleset);
           expect(rulesetJson(ns)).toEqual(rulesetJson(theirs));
-          expect(await verifyNftRuleset(nft, ruleset)).toEqual({ inSync: true, missing: [], unexpected: [], reordered: [] });
+          expect(await nft.verify(ruleset)).toEqual({ inSync: true, missing: [], unexpected: [], reordered: [] });
         });
         const reader = await Nftables.open({ netns: theirs.path });
         try {
-          expect(await verifyNftRuleset(reader, ruleset)).toMatchObject({ inSync: true });
+          expect(await reader.verify(ruleset)).toMatchObject({ inSync: true });
         } finally {
           reader.close();
         }
@@ -66,11 +65,11 @@ describePrivileged(
         theirs.exec(['nft', '-f', '-'], referenceHostText(config));
         const ruleset = nftHostRules(config);
         await withNft('nfthost', async (nft, ns) => {
-          await applyNftRuleset(nft, ruleset);
+          await nft.apply(ruleset);
           expect(rulesetJson(ns)).toEqual(rulesetJson(theirs));
-          expect((await verifyNftRuleset(nft, ruleset)).inSync).toBe(true);
+          expect((await nft.verify(ruleset)).inSync).toBe(true);
           // Applied again (a restarted agent): the same, nothing duplicated.
-          await applyNftRuleset(nft, ruleset);
+          await nft.apply(ruleset);
           expect(rulesetJson(ns).filter((e) => 'rule' in e)).toHaveLength(config.ipv6 ? 2 : 1);
         });
       });
@@ -80,26 +79,26 @@ describePrivileged(
       await withNft('nftswitch', async (nft, ns) => {
         const full = nftInpodRules({ ipv6: true });
         const noDns = nftInpodRules({ dnsCapture: false });
-        await applyNftRuleset(nft, full);
-        await applyNftRuleset(nft, noDns);
+        await nft.apply(full);
+        await nft.apply(noDns);
         const tables = rulesetJson(ns).flatMap((e) => ('table' in e ? [(e.table as Json).name] : []));
         expect(tables).toEqual(['istio-ambient-nat', 'istio-ambient-mangle']);
-        expect((await verifyNftRuleset(nft, noDns)).inSync).toBe(true);
-        const drift = await verifyNftRuleset(nft, full);
+        expect((await nft.verify(noDns)).inSync).toBe(true);
+        const drift = await nft.verify(full);
         expect(drift.inSync).toBe(false);
-        expect(drift.missing).toContainEqual({ table: 'istio-ambient-raw' });
+        expect(drift.missing).toContainEqual({ family: 'inet', table: 'istio-ambient-raw' });
 
         // Someone deletes one rule by hand: verify names it, apply puts it back.
         ns.exec(['nft', 'flush', 'chain', 'inet', 'istio-ambient-mangle', 'istio-output']);
-        const lost = await verifyNftRuleset(nft, noDns);
-        expect(lost.missing).toEqual([{ table: 'istio-ambient-mangle', chain: 'istio-output', rule: noDns.tables[1]!.rules.at(-1)!.exprs.flat() }]);
-        await applyNftRuleset(nft, noDns);
-        expect((await verifyNftRuleset(nft, noDns)).inSync).toBe(true);
+        const lost = await nft.verify(noDns);
+        expect(lost.missing).toEqual([{ family: 'inet', table: 'istio-ambient-mangle', chain: 'istio-output', rule: noDns.tables[1]!.rules.at(-1)!.exprs.flat() }]);
+        await nft.apply(noDns);
+        expect((await nft.verify(noDns)).inSync).toBe(true);
 
-        await removeNftRuleset(nft, noDns);
+        await nft.remove(noDns);
         expect(rulesetJson(ns)).toEqual([]);
         // Removing again is fine: the tables are already gone.
-        await removeNftRuleset(nft, noDns);
+        await nft.remove(noDns);
       });
     });
   },

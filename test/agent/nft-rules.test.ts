@@ -5,7 +5,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { Nftables, inpodRules } from '../../lib/index.js';
 import { FakeNftables } from '../../lib/testing/index.js';
-import { applyNftRuleset, reconcileNftRuleset, removeNftRuleset, verifyNftRuleset } from '../../lib/agent/nft-apply.js';
 import { NFT_TABLES, nftHostRules, nftInpodRules, type NftInpodRulesConfig } from '../../lib/agent/nft-rules.js';
 
 const IN_SYNC = { inSync: true, missing: [], unexpected: [], reordered: [] };
@@ -32,8 +31,8 @@ describe('agent nftables rules on FakeNftables', () => {
   for (const { name, config } of variants) {
     it(`${name}: listed back as meant, with the rules of the iptables variant`, async () => {
       const ruleset = nftInpodRules(config);
-      await applyNftRuleset(nft, ruleset);
-      expect(await verifyNftRuleset(nft, ruleset)).toEqual(IN_SYNC);
+      await nft.apply(ruleset);
+      expect(await nft.verify(ruleset)).toEqual(IN_SYNC);
       const tables = fake.dump().tables;
       expect(tables.map((t) => [t.family, t.name])).toEqual(ruleset.tables.map((t) => [1, t.name]));
       // Per table, as many rules in the two owned chains as the IPv4 iptables rule set has in ISTIO_PRERT and
@@ -54,41 +53,41 @@ describe('agent nftables rules on FakeNftables', () => {
     const nat = (r: typeof v4) => r.tables.find((t) => t.name === NFT_TABLES.nat)!.rules.length;
     // The probe accepts (2), the 15006 and 15001 redirects, the tcp DNS redirect and the lo accept: six address rules.
     expect(nat(both) - nat(v4)).toBe(6);
-    await applyNftRuleset(nft, both);
-    expect(await verifyNftRuleset(nft, both)).toEqual(IN_SYNC);
+    await nft.apply(both);
+    expect(await nft.verify(both)).toEqual(IN_SYNC);
     expect(fake.dump().tables.map((t) => t.name)).toEqual([NFT_TABLES.nat, NFT_TABLES.mangle, NFT_TABLES.raw]);
   });
 
   it('switches variants in one batch: the raw table goes with DNS capture, and comes back', async () => {
-    await applyNftRuleset(nft, nftInpodRules());
+    await nft.apply(nftInpodRules());
     const off = nftInpodRules({ dnsCapture: false });
-    await applyNftRuleset(nft, off);
+    await nft.apply(off);
     expect(fake.dump().tables.map((t) => t.name)).toEqual([NFT_TABLES.nat, NFT_TABLES.mangle]);
-    expect(await verifyNftRuleset(nft, off)).toEqual(IN_SYNC);
-    const on = await verifyNftRuleset(nft, nftInpodRules());
+    expect(await nft.verify(off)).toEqual(IN_SYNC);
+    const on = await nft.verify(nftInpodRules());
     expect(on.inSync).toBe(false);
-    expect(on.missing).toContainEqual({ table: NFT_TABLES.raw });
-    expect(await reconcileNftRuleset(nft, nftInpodRules())).toEqual({ changed: true });
-    expect(await reconcileNftRuleset(nft, nftInpodRules())).toEqual({ changed: false });
-    const back = await verifyNftRuleset(nft, off);
+    expect(on.missing).toContainEqual({ family: 'inet', table: NFT_TABLES.raw });
+    expect(await nft.reconcile(nftInpodRules())).toEqual({ changed: true });
+    expect(await nft.reconcile(nftInpodRules())).toEqual({ changed: false });
+    const back = await nft.verify(off);
     expect(back.inSync).toBe(false);
-    expect(back.unexpected).toContainEqual({ table: NFT_TABLES.raw });
+    expect(back.unexpected).toContainEqual({ family: 'inet', table: NFT_TABLES.raw });
   });
 
   it('is all or nothing: a refused rule leaves the previous variant whole', async () => {
     const before = nftInpodRules({ ingressOnly: true });
-    await applyNftRuleset(nft, before);
+    await nft.apply(before);
     const snapshot = fake.dump();
     // The kernel refuses a rule of the last table: the flushes and rules of the tables before it are undone too.
     fake.failNext(22, { message: 'newrule', table: NFT_TABLES.raw });
-    await expect(applyNftRuleset(nft, nftInpodRules())).rejects.toMatchObject({ code: 'EINVAL', errno: -22, operation: 'run', index: 32 });
+    await expect(nft.apply(nftInpodRules())).rejects.toMatchObject({ code: 'EINVAL', errno: -22, operation: 'run', index: 32 });
     expect(fake.dump().tables).toEqual(snapshot.tables);
-    expect(await verifyNftRuleset(nft, before)).toEqual(IN_SYNC);
+    expect(await nft.verify(before)).toEqual(IN_SYNC);
   });
 
   it('reports a lost, a foreign and a reordered rule, and apply restores exactly the ruleset', async () => {
     const ruleset = nftInpodRules();
-    await applyNftRuleset(nft, ruleset);
+    await nft.apply(ruleset);
     const mangle = ruleset.tables.find((t) => t.name === NFT_TABLES.mangle)!;
     const listed = await nft.rules({ family: 'inet', name: NFT_TABLES.mangle });
     const restore = listed.find((r) => r.chain === 'istio-output')!;
@@ -98,12 +97,12 @@ describe('agent nftables rules on FakeNftables', () => {
         .deleteRule({ family: 'inet', table: NFT_TABLES.mangle, chain: 'istio-output', handle: restore.handle! })
         .addRule({ family: 'inet', table: NFT_TABLES.mangle, chain: 'istio-prerouting', exprs: [{ type: 'counter' }] }),
     );
-    const drift = await verifyNftRuleset(nft, ruleset);
-    expect(drift.missing).toEqual([{ table: NFT_TABLES.mangle, chain: 'istio-output', rule: mangle.rules.at(-1)!.exprs.flat() }]);
-    expect(drift.unexpected).toEqual([{ table: NFT_TABLES.mangle, chain: 'istio-prerouting', rule: [{ type: 'counter', packets: 0, bytes: 0 }] }]);
+    const drift = await nft.verify(ruleset);
+    expect(drift.missing).toEqual([{ family: 'inet', table: NFT_TABLES.mangle, chain: 'istio-output', rule: mangle.rules.at(-1)!.exprs.flat() }]);
+    expect(drift.unexpected).toEqual([{ family: 'inet', table: NFT_TABLES.mangle, chain: 'istio-prerouting', rule: [{ type: 'counter', packets: 0, bytes: 0 }] }]);
 
-    await applyNftRuleset(nft, ruleset);
-    expect(await verifyNftRuleset(nft, ruleset)).toEqual(IN_SYNC);
+    await nft.apply(ruleset);
+    expect(await nft.verify(ruleset)).toEqual(IN_SYNC);
     // The same rules in the other order.
     const nat = await nft.rules({ family: 'inet', name: NFT_TABLES.nat });
     const first = nat.find((r) => r.chain === 'istio-output')!;
@@ -113,24 +112,24 @@ describe('agent nftables rules on FakeNftables', () => {
         .deleteRule({ family: 'inet', table: NFT_TABLES.nat, chain: 'istio-output', handle: first.handle! })
         .addRule({ family: 'inet', table: NFT_TABLES.nat, chain: 'istio-output', exprs: first.exprs }),
     );
-    expect(await verifyNftRuleset(nft, ruleset)).toEqual({ inSync: false, missing: [], unexpected: [], reordered: [{ table: NFT_TABLES.nat, chain: 'istio-output' }] });
+    expect(await nft.verify(ruleset)).toEqual({ inSync: false, missing: [], unexpected: [], reordered: [{ family: 'inet', table: NFT_TABLES.nat, chain: 'istio-output' }] });
   });
 
   it('removes every owned table in one batch, and again without error', async () => {
     const ruleset = nftInpodRules({ ipv6: true });
-    await applyNftRuleset(nft, ruleset);
+    await nft.apply(ruleset);
     await nft.run(nft.transaction().addTable({ family: 'inet', name: 'someone-else' }));
-    await removeNftRuleset(nft, ruleset);
+    await nft.remove(ruleset);
     expect(fake.dump().tables.map((t) => t.name)).toEqual(['someone-else']);
-    await removeNftRuleset(nft, ruleset);
-    const missing = await verifyNftRuleset(nft, ruleset);
-    expect(missing.missing.filter((d) => d.chain === undefined && d.set === undefined)).toEqual(ruleset.tables.map((t) => ({ table: t.name })));
+    await nft.remove(ruleset);
+    const missing = await nft.verify(ruleset);
+    expect(missing.missing.filter((d) => d.chain === undefined && d.set === undefined)).toEqual(ruleset.tables.map((t) => ({ family: 'inet', table: t.name })));
   });
 
   it('host rules: the probe sets with the reference comment and the kubelet SNAT, listed back as meant', async () => {
     const host = nftHostRules({ kubeletUid: 1000, ipv6: true });
-    await applyNftRuleset(nft, host);
-    expect(await verifyNftRuleset(nft, host)).toEqual(IN_SYNC);
+    await nft.apply(host);
+    expect(await nft.verify(host)).toEqual(IN_SYNC);
     const [table] = fake.dump().tables;
     expect(table!.sets.map((s) => [s.name, s.keyLength, s.comment])).toEqual([
       ['istio-inpod-probes-v4', 4, 'UUID of the pods that are part of ambient mesh'],
@@ -138,11 +137,11 @@ describe('agent nftables rules on FakeNftables', () => {
     ]);
     // Re-applied with elements in the sets: the rules are refilled, the elements stay.
     await nft.addElement({ family: 'inet', name: NFT_TABLES.nat }, 'istio-inpod-probes-v4', { address: '10.0.0.5', comment: 'pod-uid' });
-    await applyNftRuleset(nft, host);
+    await nft.apply(host);
     expect(await nft.elements({ family: 'inet', name: NFT_TABLES.nat }, 'istio-inpod-probes-v4')).toEqual([{ address: '10.0.0.5', comment: 'pod-uid' }]);
     expect(fake.dump().tables[0]!.chains[0]!.rules).toHaveLength(2);
     // Another uid is drift.
-    expect((await verifyNftRuleset(nft, nftHostRules({ kubeletUid: 1001, ipv6: true }))).inSync).toBe(false);
+    expect((await nft.verify(nftHostRules({ kubeletUid: 1001, ipv6: true }))).inSync).toBe(false);
   });
 
   it('refuses bad configs with a typed error naming the field, and sends nothing', async () => {

@@ -2,8 +2,14 @@
 import { Nftables } from '../../lib/index.js';
 import { FakeNftables } from '../../lib/testing/index.js';
 import { nftablesContract } from './contract.js';
+import { nftablesRulesetContract } from './ruleset-contract.js';
 
 nftablesContract('FakeNftables', () => ({
+  open: () => Nftables.open({ netlink: new FakeNftables() }),
+  cleanup: () => undefined,
+}));
+
+nftablesRulesetContract('FakeNftables', () => ({
   open: () => Nftables.open({ netlink: new FakeNftables() }),
   cleanup: () => undefined,
 }));

@@ -1,0 +1,93 @@
+/**
+ * Writing, checking and removing an NftRuleset through a client (Nftables.apply / verify / reconcile / remove call
+ * these). apply is one transaction, so a refused object leaves every table as it was.
+ */
+import { isNotFound } from '../errors.js';
+import { type ListedTable, type NftVerifyResult, type Remake, diffTable, ownedDrift } from './ruleset-diff.js';
+import { type NftRulesetTable, ownedNotWanted } from './ruleset.js';
+import type { NftTransaction } from './transaction.js';
+import type { NftChain, NftFamily, NftRule, NftSet, NftTable, NftTableRef } from './types.js';
+
+/** The client calls a ruleset needs (Nftables has them; named here so this file does not import the client). */
+export interface RulesetClient {
+  transaction(): NftTransaction;
+  run(tx: NftTransaction): Promise<void>;
+  tables(family?: NftFamily): Promise<NftTable[]>;
+  chains(table: NftTableRef): Promise<NftChain[]>;
+  sets(table: NftTableRef): Promise<NftSet[]>;
+  rules(table: NftTableRef): Promise<NftRule[]>;
+}
+
+/** A checked ruleset (checkRuleset's result). */
+export interface CheckedRuleset {
+  tables: NftRulesetTable[];
+  owned: NftTableRef[];
+}
+
+const ref = (t: NftTableRef): NftTableRef => ({ family: t.family, name: t.name });
+
+const NOTHING_TO_REMAKE: Remake = { chains: [], sets: [] };
+
+/**
+ * applyRuleset writes the ruleset in one transaction. Without a listing first it cannot know of chains and sets in
+ * its tables that it does not have: those stay, and `remake` (what verify found) names them for deletion.
+ */
+export async function applyRuleset(nft: RulesetClient, ruleset: CheckedRuleset, remake: Remake = NOTHING_TO_REMAKE): Promise<void> {
+  const tx = nft.transaction();
+  for (const t of ruleset.tables) {
+    tx.addTable(t.comment === undefined ? ref(t) : { ...ref(t), comment: t.comment }).flushTable(ref(t));
+    // After the flush no rule refers to them any more, so they can go before their namesakes are added.
+    const mine = (o: { family: NftFamily; table: string }): boolean => o.family === t.family && o.table === t.name;
+    for (const c of remake.chains.filter(mine)) tx.deleteChain(c);
+    for (const s of remake.sets.filter(mine)) tx.deleteSet(s);
+    for (const s of t.sets) tx.addSet(s);
+    for (const c of t.chains) tx.addChain(c);
+    for (const r of t.rules) tx.addRule(r);
+  }
+  // Unwanted tables go last, so the wanted ones get the handles `nft -f` of the same rules gives them. Each is added
+  // first, so one already gone is no error.
+  for (const t of ownedNotWanted(ruleset.tables, ruleset.owned)) tx.addTable(ref(t)).deleteTable(ref(t));
+  await nft.run(tx);
+}
+
+export async function removeRuleset(nft: RulesetClient, ruleset: CheckedRuleset): Promise<void> {
+  const tx = nft.transaction();
+  const done = new Set<string>();
+  for (const t of [...ruleset.tables, ...ruleset.owned]) {
+    const key = `${t.family} ${t.name}`;
+    if (done.has(key)) continue;
+    done.add(key);
+    tx.addTable(ref(t)).deleteTable(ref(t));
+  }
+  await nft.run(tx);
+}
+
+async function list(nft: RulesetClient, t: NftTableRef): Promise<ListedTable | undefined> {
+  try {
+    const [chains, sets, rules] = await Promise.all([nft.chains(ref(t)), nft.sets(ref(t)), nft.rules(ref(t))]);
+    // Only this table's: a listing is asked for by table, and what else comes back is no business of this one.
+    const own = <T extends { table: string }>(xs: T[]): T[] => xs.filter((o) => o.table === t.name);
+    return { chains: own(chains), sets: own(sets), rules: own(rules) };
+  } catch (err) {
+    // Deleted between the table listing and this one.
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** verifyRuleset compares; `remake` is what an apply must delete first for the tables to end as meant. */
+export async function verifyRuleset(nft: RulesetClient, ruleset: CheckedRuleset): Promise<{ result: NftVerifyResult; remake: Remake }> {
+  const result: NftVerifyResult = { inSync: true, missing: [], unexpected: [], reordered: [] };
+  const remake: Remake = { chains: [], sets: [] };
+  const families = [...new Set([...ruleset.tables, ...ruleset.owned].map((t) => t.family))];
+  const present = new Set<string>();
+  for (const family of families) for (const t of await nft.tables(family)) present.add(`${family} ${t.name}`);
+  for (const t of ownedNotWanted(ruleset.tables, ruleset.owned)) {
+    if (present.has(`${t.family} ${t.name}`)) result.unexpected.push(ownedDrift(t));
+  }
+  for (const t of ruleset.tables) {
+    diffTable(t, present.has(`${t.family} ${t.name}`) ? await list(nft, t) : undefined, result, remake);
+  }
+  result.inSync = result.missing.length === 0 && result.unexpected.length === 0 && result.reordered.length === 0;
+  return { result, remake };
+}
