@@ -22,6 +22,7 @@
         "native/rtnetlink/session.cc",
         "native/rtnetlink/rtnetlink_binding.cc",
         "native/nftables/codec.cc",
+        "native/nftables/element_records.cc",
         "native/nftables/expr.cc",
         "native/nftables/session.cc",
         "native/nftables/nftables_binding.cc",

@@ -288,7 +288,8 @@ export interface RawNftOp {
   keyType?: number;
   keyLen?: number;
   setId?: number;
-  elements?: { key: Uint8Array; comment?: string; flags?: number }[];
+  /** Element ops: their elements as records (native/nftables/element_records.h). */
+  records?: Uint8Array;
   /** Rules: the chain, the handle to delete (none: the whole chain), the position to add at, the expressions. */
   chain?: string;
   handle?: number;

@@ -30,7 +30,7 @@ const TARGETS = {
   },
   nftables: {
     source: 'native/fuzz/nftables_fuzz.cc',
-    library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/netlink/engine.cc', 'native/nftables/codec.cc', 'native/nftables/expr.cc', 'native/nftables/session.cc'],
+    library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/netlink/engine.cc', 'native/nftables/codec.cc', 'native/nftables/element_records.cc', 'native/nftables/expr.cc', 'native/nftables/session.cc'],
   },
 };
 

@@ -15,7 +15,8 @@ import { FAMILIES, familyName, hookName, policyName } from './names.js';
 import type { NftVerifyResult } from './ruleset-diff.js';
 import { applyRuleset, removeRuleset, verifyRuleset } from './ruleset-ops.js';
 import { type NftRuleset, checkRuleset } from './ruleset.js';
-import { NftTransaction, addressKey } from './transaction.js';
+import { addressKey } from './address-key.js';
+import { NftTransaction } from './transaction.js';
 import type {
   NftChain,
   NftElement,

@@ -10,7 +10,7 @@ import { endianness } from 'node:os';
 
 import { checkInteger, checkString, invalidType, invalidValue } from '../validate.js';
 import type { NftCmpOp, NftExpr } from './expr-types.js';
-import { addressKey } from './transaction.js';
+import { addressKey } from './address-key.js';
 
 const LITTLE = endianness() === 'LE';
 const IFNAME_BYTES = 16;

@@ -3,12 +3,12 @@
  * the first bad one is kept (`error`) and thrown by Nftables.run before anything is sent, knftables-style. What
  * reaches the kernel is one batch in one sendmsg, applied all or nothing.
  */
-import { isIP } from 'node:net';
-
 import type { InvalidArgumentError } from '../errors.js';
 import { native, type RawNftOp } from '../native.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { FAMILIES, HOOKS, KEY_LENGTHS, POLICIES, SET_FLAGS } from './names.js';
+import { addressKey } from './address-key.js';
+import { ElementRecordWriter } from './element-records.js';
 import { checkExprs } from './expr-encode.js';
 import type { NftChainSpec, NftElementSpec, NftFamily, NftRuleRef, NftRuleSpec, NftSetSpec, NftTableRef, NftTableSpec } from './types.js';
 
@@ -51,59 +51,6 @@ function checkFlag(name: string, value: unknown): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') throw invalidType(name, 'a boolean', value);
   return value;
-}
-
-/** The key bytes of an IPv4 or IPv6 address in network order, or undefined when value is not one. */
-function parseAddressKey(value: string): Buffer | undefined {
-  const v = isIP(value);
-  if (v === 4) return ipv4Bytes(value);
-  return v === 6 ? ipv6Bytes(value) : undefined;
-}
-
-/** An address's key bytes in network order; the family must match the set's when known. */
-export function addressKey(name: string, value: unknown, keyLength?: number): Buffer {
-  if (typeof value !== 'string') throw invalidType(name, 'an IPv4 or IPv6 address', value);
-  const key = parseAddressKey(value);
-  if (key === undefined) throw invalidValue(name, 'an IPv4 or IPv6 address', value);
-  if (keyLength !== undefined && key.length !== keyLength) {
-    throw invalidValue(name, `an IPv${keyLength === 4 ? 4 : 6} address (the set's type)`, value);
-  }
-  return key;
-}
-
-/** The four bytes of a dotted quad isIP accepted (so: four decimal octets, nothing else). */
-function ipv4Bytes(text: string): Buffer {
-  const out = Buffer.allocUnsafe(4);
-  let part = 0;
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      out[part++] = n;
-      n = 0;
-    } else {
-      n = n * 10 + (c - 48);
-    }
-  }
-  out[3] = n;
-  return out;
-}
-
-function ipv6Bytes(text: string): Buffer {
-  let s = text.split('%')[0]!;
-  // A dotted IPv4 tail becomes two groups.
-  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (dotted) {
-    const b = dotted[2]!.split('.').map(Number);
-    s = `${dotted[1]}${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`;
-  }
-  const [head, tail] = s.includes('::') ? s.split('::') : [s, undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
-  return out;
 }
 
 /**
@@ -268,22 +215,26 @@ export class NftTransaction {
     // Names of the argument are only made for an error: a 10k-element add built three strings per element.
     const at = (i: number) => (Array.isArray(elements) ? `elements[${i}]` : 'elements');
     const keyLength = known?.keyLength;
+    const out = new ElementRecordWriter(list.length);
     const seen = new Set<number | string>();
-    const raw = list.map((e: unknown, i) => {
+    for (let i = 0; i < list.length; i++) {
+      const e: unknown = list[i];
       const el = typeof e === 'object' && e !== null && !Array.isArray(e) ? (e as Partial<NftElementSpec>) : checkObject<NftElementSpec>(at(i), e);
-      let key = typeof el.address === 'string' ? parseAddressKey(el.address) : undefined;
-      if (key === undefined || (keyLength !== undefined && key.length !== keyLength)) key = addressKey(`${at(i)}.address`, el.address, keyLength);
+      const address = el.address;
+      const n = typeof address === 'string' ? out.key(address) : 0;
+      // addressKey throws the error that names what is wrong with it.
+      if (n === 0 || (keyLength !== undefined && n !== keyLength)) addressKey(`${at(i)}.address`, address, keyLength);
       // The kernel takes a key twice in one message as a clash with itself.
-      const id = key.length === 4 ? key.readUInt32BE(0) : key.toString('latin1');
-      if (seen.has(id)) throw invalidValue(`${at(i)}.address`, 'an address not given twice', el.address);
+      const id = out.lastKeyId();
+      if (seen.has(id)) throw invalidValue(`${at(i)}.address`, 'an address not given twice', address);
       seen.add(id);
-      if (!withComments || el.comment === undefined) return { key };
       const c = el.comment;
+      if (!withComments || c === undefined) continue;
       // The common comment (a pod UID) passes the checks checkString makes without counting bytes.
       const plain = typeof c === 'string' && c.length > 0 && c.length * 3 <= K.commentMax && !c.includes('\0');
-      return { key, comment: plain ? c : checkComment(`${at(i)}.comment`, c)! };
-    });
-    return { family: t.family, table: t.table, name, setId: known?.id, elements: raw };
+      out.comment(plain ? c : checkComment(`${at(i)}.comment`, c)!);
+    }
+    return { family: t.family, table: t.table, name, setId: known?.id, records: out };
   }
 
   /**
@@ -296,10 +247,10 @@ export class NftTransaction {
       const e = this.#elements(table, set, elements, true);
       const replace = checkFlag('options.replace', checkObject<{ replace?: boolean }>('options', options).replace);
       const base = { kind: KIND.elements, family: e.family, table: e.table, name: e.name, setId: e.setId };
-      const add: RawNftOp = { ...base, flags: K.create | K.excl, elements: e.elements };
+      const add: RawNftOp = { ...base, flags: K.create | K.excl, records: e.records.records() };
       if (!replace) return [add];
-      const keys = e.elements.map((x) => ({ key: x.key }));
-      return [{ ...base, flags: K.create, elements: keys }, { ...base, del: true, flags: 0, elements: keys }, add];
+      const keys = e.records.keysOnly();
+      return [{ ...base, flags: K.create, records: keys }, { ...base, del: true, flags: 0, records: keys }, add];
     });
   }
 
@@ -307,7 +258,7 @@ export class NftTransaction {
   deleteElement(table: NftTableRef, set: string, elements: { address: string } | { address: string }[]): this {
     return this.#add('deleteElement', { table, set, elements }, () => {
       const e = this.#elements(table, set, elements, false);
-      return [{ kind: KIND.elements, del: true, flags: 0, family: e.family, table: e.table, name: e.name, setId: e.setId, elements: e.elements }];
+      return [{ kind: KIND.elements, del: true, flags: 0, family: e.family, table: e.table, name: e.name, setId: e.setId, records: e.records.records() }];
     });
   }
 

@@ -44,6 +44,7 @@
 
 #include "fuzz/fuzz_input.h"
 #include "nftables/codec.h"
+#include "nftables/element_records.h"
 #include "nftables/session.h"
 
 using podnet::ErrorInfo;
@@ -516,6 +517,22 @@ void Decoders(const uint8_t* data, size_t len) {
     for (const auto& e : elements) Check(e);
   } else {
     FUZZ_CHECK(why != nullptr);
+  }
+  // Element records (the binding's input): what parses is whole and adds up to the bytes given; what does not
+  // leaves the output as it was.
+  std::vector<nft::Element> records(1);
+  why = nullptr;
+  if (nft::DecodeElementRecords(data, len, &records, &why)) {
+    size_t bytes = 0;
+    for (size_t i = 1; i < records.size(); i++) {
+      const nft::Element& e = records[i];
+      FUZZ_CHECK(!e.key.empty() && e.key.size() <= 255 && e.comment.size() <= 0xffff);
+      FUZZ_CHECK(e.hasComment || e.comment.empty());
+      bytes += nft::kRecordHeader + e.key.size() + e.comment.size();
+    }
+    FUZZ_CHECK(bytes == len);
+  } else {
+    FUZZ_CHECK(why != nullptr && records.size() == 1);
   }
   for (uint8_t type : {nft::kUdataTableComment, nft::kUdataSetComment}) {
     std::string out = "unchanged";

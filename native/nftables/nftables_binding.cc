@@ -16,6 +16,7 @@
 
 #include "netlink/js_transport.h"
 #include "nftables/codec.h"
+#include "nftables/element_records.h"
 #include "nftables/session.h"
 #include "util/constants_object.h"
 #include "util/js_error.h"
@@ -300,7 +301,7 @@ static nft::Expr ExprFrom(const Napi::Object& o) {
 }
 
 // { kind, del, flags, family, table, name, comment, hook?, priority, type, policy?, setFlags, keyType, keyLen,
-//   setId, elements: [{ key, comment?, flags }], chain, handle?, position?, exprs }
+//   setId, records (element records, element_records.h), chain, handle?, position?, exprs }
 static nft::Op OpFrom(const Napi::Object& o) {
   nft::Op op;
   op.kind = static_cast<nft::Op::Kind>(U32(o, "kind"));
@@ -346,21 +347,13 @@ static nft::Op OpFrom(const Napi::Object& o) {
       s.keyType = U32(o, "keyType");
       s.keyLen = U32(o, "keyLen");
       s.id = U32(o, "setId");
-      Napi::Value elements = o.Get("elements");
-      if (elements.IsArray()) {
-        Napi::Array a = elements.As<Napi::Array>();
-        op.elements.reserve(a.Length());
-        for (uint32_t i = 0; i < a.Length(); i++) {
-          Napi::Object e = a.Get(i).As<Napi::Object>();
-          nft::Element el;
-          el.key = ByteVec(e.Get("key"));
-          el.flags = U32(e, "flags");
-          Napi::Value c = e.Get("comment");
-          if (c.IsString()) {
-            el.hasComment = true;
-            el.comment = c.As<Napi::String>().Utf8Value();
-          }
-          op.elements.push_back(std::move(el));
+      Napi::Value records = o.Get("records");
+      if (records.IsTypedArray()) {
+        Napi::Uint8Array a = records.As<Napi::Uint8Array>();
+        const char* why = "";
+        // lib/nftables writes the records; one that does not parse is a bug there, thrown before anything is sent.
+        if (!nft::DecodeElementRecords(a.Data(), a.ByteLength(), &op.elements, &why)) {
+          throw Napi::TypeError::New(o.Env(), why);
         }
       }
       break;

@@ -265,6 +265,22 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         ]);
       });
 
+      it('keeps comments of any UTF-8 up to 128 bytes and IPv6 keys in every spelling, also through a replace', async () => {
+        const utf8 = 'pod-é-✓-'.padEnd(40, 'ü'); // 2- and 3-byte characters: 113 bytes
+        expect(Buffer.byteLength(utf8)).toBeLessThanOrEqual(128);
+        await nft.addElement(T, 'v6', [
+          { address: 'fd00:0:0:0:0:0:0:5', comment: utf8 },
+          { address: '::ffff:10.1.2.3', comment: 'c'.repeat(128) },
+          { address: 'FD00::6' },
+        ]);
+        await nft.addElement(T, 'v6', { address: 'fd00::6', comment: utf8 }, { replace: true });
+        expect(byAddress(await nft.elements(T, 'v6'))).toEqual([
+          { address: '::ffff:a01:203', comment: 'c'.repeat(128) },
+          { address: 'fd00::5', comment: utf8 },
+          { address: 'fd00::6', comment: utf8 },
+        ]);
+      });
+
       it('deletes elements; a missing one is ENOENT and the batch keeps the others', async () => {
         await nft.addElement(T, 'v4', [{ address: '10.0.0.1' }, { address: '10.0.0.2' }]);
         await nft.deleteElement(T, 'v4', { address: '10.0.0.1' });
