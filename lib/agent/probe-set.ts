@@ -1,50 +1,24 @@
 /**
- * ProbeSet: the host's pod-IP sets for kubelet probes, one hash:ip set per
- * family with the owning pod's UID as each entry's comment.
- *
- * Ownership, not overwrite: adds are exclusive, so the kernel detects an IP
- * that another pod still holds atomically; the conflict is then resolved by
- * policy and reported, never silently. A removal deletes an entry only when
- * IP and owner match. Work on one IP is serialized inside the process.
- *
- * ProbeSet keeps a view of owners (loaded from the kernel by load(), updated
- * by its own writes, refreshed from the kernel for an IP whenever the kernel
- * disagrees). It assumes it is the only writer of its sets, as the node
- * agent is.
+ * ProbeSet: the host's pod-IP sets for kubelet probes, one hash:ip set per family with the owning pod's UID as each
+ * entry's comment. The ownership rules (exclusive adds, conflicts resolved by policy and reported, removals only when
+ * IP and owner match, one IP's work serialized, a view of owners refreshed from the kernel when it disagrees) are
+ * probe-ownership.ts's, shared with NftProbeSet; this module says how ipset holds the entries. It assumes it is the
+ * only writer of its sets, as the node agent is.
  */
-import { isAlreadyExists } from '../errors.js';
 import type { Ipset } from '../ipset/client.js';
-import { parseIp, unmapIpv4 } from '../ipset/address.js';
-import { invalidValue, checkString } from '../validate.js';
-import { ProbeOwnerConflictError } from './errors.js';
-import { KeyedLock } from './keyed-lock.js';
-import { silentLogger, type Logger } from '../logger.js';
+import type { Logger } from '../logger.js';
+import { checkString } from '../validate.js';
+import {
+  ProbeOwnership,
+  type AddOutcome,
+  type ConflictPolicy,
+  type ProbeConflict,
+  type ProbeOwnerMismatch,
+  type ProbeStore,
+  type RemoveOutcome,
+} from './probe-ownership.js';
 
-/**
- * ConflictPolicy says what ProbeSet.add does with an IP another pod owns: 'takeover' replaces the entry and reports
- * the conflict, 'error' rejects with ProbeOwnerConflictError and changes nothing.
- */
-export type ConflictPolicy = 'takeover' | 'error';
-
-/** ProbeConflict is a takeover: ip was owned by previousOwner when newOwner claimed it. */
-export interface ProbeConflict {
-  /** The IP address (IPv4-mapped IPv6 unmapped). */
-  ip: string;
-  /** The UID of the pod that held the IP. */
-  previousOwner: string;
-  /** The UID of the pod that claimed it. */
-  newOwner: string;
-}
-
-/** ProbeOwnerMismatch is a removal that did not happen because someone else owns the entry (or nobody does). */
-export interface ProbeOwnerMismatch {
-  /** The IP address. */
-  ip: string;
-  /** The UID the removal was asked for. */
-  owner: string;
-  /** The UID that holds the entry, or undefined when nobody does. */
-  actualOwner: string | undefined;
-}
+export { normalizeIp, type AddOutcome, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch, type RemoveOutcome } from './probe-ownership.js';
 
 /** ProbeSetOptions configure a ProbeSet: the ipset client it writes through, its set names and its conflict policy. */
 export interface ProbeSetOptions {
@@ -68,20 +42,6 @@ export interface ProbeSetOptions {
   onOwnerMismatch?: (mismatch: ProbeOwnerMismatch) => void;
 }
 
-/** AddOutcome is what ProbeSet.add did: a new entry, nothing (same owner), or a takeover from another owner. */
-export type AddOutcome = 'added' | 'unchanged' | 'taken-over';
-/** RemoveOutcome is what ProbeSet.remove did: deleted, refused for another owner, or nothing to delete. */
-export type RemoveOutcome = 'removed' | 'mismatch' | 'missing';
-
-/** normalizeIp unmaps IPv4-mapped IPv6 and returns the address with its family, or throws ERR_INVALID_ARG_VALUE. */
-export function normalizeIp(ip: unknown, name = 'ip'): { ip: string; family: 4 | 6 } {
-  checkString(name, ip, 64);
-  const unmapped = unmapIpv4(ip as string);
-  const parsed = parseIp(unmapped);
-  if (!parsed) throw invalidValue(name, 'an IPv4 or IPv6 address', ip);
-  return { ip: unmapped, family: parsed.family };
-}
-
 /**
  * ProbeSet keeps the host's pod-IP sets for kubelet probes (`<prefix>-v4`, `<prefix>-v6`, hash:ip with comments), the
  * owning pod's UID as each entry's comment. Adds are exclusive in the kernel, so a conflict with another owner is
@@ -97,12 +57,7 @@ export class ProbeSet {
   /** ipv6 tells whether the IPv6 set is kept. */
   readonly ipv6: boolean;
   readonly #ipset: Ipset;
-  readonly #policy: ConflictPolicy;
-  readonly #log: Logger;
-  readonly #onConflict: ((c: ProbeConflict) => void) | undefined;
-  readonly #onMismatch: ((m: ProbeOwnerMismatch) => void) | undefined;
-  readonly #owners = new Map<string, string>();
-  readonly #lock = new KeyedLock();
+  readonly #core: ProbeOwnership;
 
   constructor(options: ProbeSetOptions) {
     const prefix = options.prefix ?? 'istio-inpod-probes';
@@ -111,22 +66,13 @@ export class ProbeSet {
     this.v6Name = `${prefix}-v6`;
     this.ipv6 = options.ipv6 ?? true;
     this.#ipset = options.ipset;
-    const policy = options.onConflict ?? 'takeover';
-    if (policy !== 'takeover' && policy !== 'error') throw invalidValue('onConflict', "'takeover' or 'error'", policy);
-    this.#policy = policy;
-    this.#log = options.logger ?? silentLogger;
-    this.#onConflict = options.onConflictEvent;
-    this.#onMismatch = options.onOwnerMismatch;
+    const { v4Name, v6Name, ipv6 } = this;
+    this.#core = new ProbeOwnership({ ...options, store: ipsetStore(options.ipset), v4Name, v6Name, ipv6, ownerMax: 255 });
   }
 
   /** setNames are the sets this ProbeSet keeps. */
   get setNames(): string[] {
-    return this.ipv6 ? [this.v4Name, this.v6Name] : [this.v4Name];
-  }
-
-  #setFor(family: 4 | 6): string {
-    if (family === 6 && !this.ipv6) throw invalidValue('ip', 'an IPv4 address (IPv6 is off)', family);
-    return family === 4 ? this.v4Name : this.v6Name;
+    return this.#core.setNames;
   }
 
   /**
@@ -139,13 +85,8 @@ export class ProbeSet {
   }
 
   /** load replaces the owner view with what the kernel holds. Rejects with IpsetError (`ENOENT`: a set is missing). */
-  async load(): Promise<void> {
-    const next = new Map<string, string>();
-    for (const name of this.setNames) {
-      for await (const e of this.#ipset.entries(name)) next.set(e.ip, e.comment ?? '');
-    }
-    this.#owners.clear();
-    for (const [ip, owner] of next) this.#owners.set(ip, owner);
+  load(): Promise<void> {
+    return this.#core.load();
   }
 
   /**
@@ -153,12 +94,12 @@ export class ProbeSet {
    * InvalidArgumentError when ip is not an IP address.
    */
   owner(ip: string): string | undefined {
-    return this.#owners.get(normalizeIp(ip).ip);
+    return this.#core.owner(ip);
   }
 
   /** entries lists the view: every IP with its owner. */
   entries(): { ip: string; owner: string }[] {
-    return [...this.#owners].map(([ip, owner]) => ({ ip, owner }));
+    return this.#core.entries();
   }
 
   /**
@@ -167,104 +108,45 @@ export class ProbeSet {
    * (`ERR_PROBE_OWNER_CONFLICT`) and changes nothing. Throws InvalidArgumentError for a bad ip or owner (an IPv6
    * address when ipv6 is off too); rejects with IpsetError when the kernel refuses the entry.
    */
-  async add(ip: string, owner: string): Promise<AddOutcome> {
-    const { ip: addr, family } = normalizeIp(ip);
-    checkString('owner', owner, 255);
-    const set = this.#setFor(family);
-    return this.#lock.run(addr, async () => {
-      try {
-        await this.#ipset.add(set, { ip: addr, comment: owner });
-        this.#owners.set(addr, owner);
-        this.#log.debug('probe entry added', { ip: addr, pod: owner, set });
-        return 'added';
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-      }
-      // The view knows the owner of every entry this (single) writer made or loaded; only an entry it has never
-      // seen costs a dump of the set. (A restarted agent re-syncing 10k pods stays linear.)
-      const previous = this.#owners.get(addr) ?? (await this.#kernelOwner(set, addr));
-      if (previous === owner) {
-        this.#owners.set(addr, owner);
-        return 'unchanged';
-      }
-      const conflict: ProbeConflict = { ip: addr, previousOwner: previous ?? '', newOwner: owner };
-      if (this.#policy === 'error') {
-        if (previous !== undefined) this.#owners.set(addr, previous);
-        this.#log.warn('probe entry owned by another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
-        throw new ProbeOwnerConflictError(addr, conflict.previousOwner, owner);
-      }
-      await this.#ipset.add(set, { ip: addr, comment: owner }, { replace: true });
-      this.#owners.set(addr, owner);
-      this.#log.warn('probe entry taken over from another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
-      this.#tell('conflict', this.#onConflict, conflict);
-      return 'taken-over';
-    });
+  add(ip: string, owner: string): Promise<AddOutcome> {
+    return this.#core.add(ip, owner);
   }
 
   /**
    * remove deletes ip only when owner owns it; a mismatch is reported (logged and passed to onOwnerMismatch), never
    * thrown. Throws InvalidArgumentError for a bad ip or owner; rejects with IpsetError when the kernel fails the delete.
    */
-  async remove(ip: string, owner: string): Promise<RemoveOutcome> {
-    const { ip: addr, family } = normalizeIp(ip);
-    checkString('owner', owner, 255);
-    const set = this.#setFor(family);
-    return this.#lock.run(addr, async () => {
-      const actual = this.#owners.get(addr);
-      if (actual !== owner) {
-        const mismatch: ProbeOwnerMismatch = { ip: addr, owner, actualOwner: actual };
-        this.#log.warn(actual === undefined ? 'probe entry already gone' : 'probe entry owned by another pod: not removed', {
-          ip: addr,
-          pod: owner,
-          set,
-          actualOwner: actual,
-        });
-        if (actual !== undefined) this.#tell('ownerMismatch', this.#onMismatch, mismatch);
-        return actual === undefined ? 'missing' : 'mismatch';
-      }
-      await this.#ipset.del(set, { ip: addr }, { ignoreMissing: true });
-      this.#owners.delete(addr);
-      this.#log.debug('probe entry removed', { ip: addr, pod: owner, set });
-      return 'removed';
-    });
+  remove(ip: string, owner: string): Promise<RemoveOutcome> {
+    return this.#core.remove(ip, owner);
   }
 
   /**
    * prune removes every entry whose IP is not in keep (an IP set of normalized addresses); returns what it removed.
    * Rejects with IpsetError when the kernel fails a delete (the other deletes still go ahead).
    */
-  async prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
-    const removed: { ip: string; owner: string }[] = [];
-    await Promise.all(
-      [...this.#owners].map(([ip, owner]) => {
-        if (keep.has(ip)) return undefined;
-        return this.remove(ip, owner).then((outcome) => {
-          if (outcome === 'removed') removed.push({ ip, owner });
-        });
-      }),
-    );
-    return removed;
+  prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
+    return this.#core.prune(keep);
   }
+}
 
-  /**
-   * #tell calls a listener of what already happened. Its throw is its own bug: logged, and the operation still
-   * reports what it did (a takeover that failed the add after changing the entry would be a failure that changed
-   * state).
-   */
-  #tell<T extends { ip: string }>(event: string, listener: ((value: T) => void) | undefined, value: T): void {
-    if (!listener) return;
-    try {
-      listener(value);
-    } catch (err) {
-      this.#log.error(`a '${event}' listener threw: ${err instanceof Error ? err.message : String(err)}`, { ip: value.ip, error: err });
-    }
-  }
+/** ipsetStore holds probe entries in hash:ip sets, the owner as each entry's comment. */
+function ipsetStore(ipset: Ipset): ProbeStore {
+  return {
+    add: (set, ip, owner, replace) => (replace ? ipset.add(set, { ip, comment: owner }, { replace: true }) : ipset.add(set, { ip, comment: owner })),
+    // The view knows the owner of every entry this (single) writer made or loaded; only an entry it has never
+    // seen costs a dump of the set. (A restarted agent re-syncing 10k pods stays linear.)
+    conflictOwner: async (set, ip, viewed) => viewed ?? (await kernelOwner(ipset, set, ip)),
+    delete: (set, ip) => ipset.del(set, { ip }, { ignoreMissing: true }),
+    async *list(set) {
+      for await (const e of ipset.entries(set)) yield { ip: e.ip, owner: e.comment ?? '' };
+    },
+  };
+}
 
-  /** The kernel's word on who owns ip (a dump of its set; conflicts are rare). */
-  async #kernelOwner(set: string, ip: string): Promise<string | undefined> {
-    for await (const e of this.#ipset.entries(set)) {
-      if (e.ip === ip) return e.comment ?? '';
-    }
-    return undefined;
+/** kernelOwner is the kernel's word on who owns ip (a dump of its set; conflicts are rare). */
+async function kernelOwner(ipset: Ipset, set: string, ip: string): Promise<string | undefined> {
+  for await (const e of ipset.entries(set)) {
+    if (e.ip === ip) return e.comment ?? '';
   }
+  return undefined;
 }

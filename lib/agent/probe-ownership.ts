@@ -1,0 +1,258 @@
+/**
+ * ProbeOwnership: the ownership rules of the host's probe sets, kept once for every kind of set that holds them
+ * (ipset for ProbeSet, nft sets for NftProbeSet). A ProbeStore says how a set is written and read; this module says
+ * what an add, a removal, a load and a prune mean for who owns an IP.
+ *
+ * Ownership, not overwrite: adds are exclusive, so the kernel detects an IP that another pod still holds atomically;
+ * the conflict is then resolved by policy and reported, never silently. A removal deletes an entry only when IP and
+ * owner match. Work on one IP is serialized inside the process.
+ *
+ * The view of owners is loaded from the kernel by load(), updated by its own writes, and refreshed from the kernel
+ * for an IP whenever the kernel disagrees. It assumes it is the only writer of its sets, as the node agent is.
+ */
+import { isAlreadyExists } from '../errors.js';
+import { parseIp, unmapIpv4 } from '../ipset/address.js';
+import { silentLogger, type Logger } from '../logger.js';
+import { checkString, invalidValue } from '../validate.js';
+import { ProbeOwnerConflictError } from './errors.js';
+import { KeyedLock } from './keyed-lock.js';
+
+/**
+ * ConflictPolicy says what ProbeSet.add does with an IP another pod owns: 'takeover' replaces the entry and reports
+ * the conflict, 'error' rejects with ProbeOwnerConflictError and changes nothing.
+ */
+export type ConflictPolicy = 'takeover' | 'error';
+
+/** ProbeConflict is a takeover: ip was owned by previousOwner when newOwner claimed it. */
+export interface ProbeConflict {
+  /** The IP address (IPv4-mapped IPv6 unmapped). */
+  ip: string;
+  /** The UID of the pod that held the IP. */
+  previousOwner: string;
+  /** The UID of the pod that claimed it. */
+  newOwner: string;
+}
+
+/** ProbeOwnerMismatch is a removal that did not happen because someone else owns the entry (or nobody does). */
+export interface ProbeOwnerMismatch {
+  /** The IP address. */
+  ip: string;
+  /** The UID the removal was asked for. */
+  owner: string;
+  /** The UID that holds the entry, or undefined when nobody does. */
+  actualOwner: string | undefined;
+}
+
+/** AddOutcome is what ProbeSet.add did: a new entry, nothing (same owner), or a takeover from another owner. */
+export type AddOutcome = 'added' | 'unchanged' | 'taken-over';
+/** RemoveOutcome is what ProbeSet.remove did: deleted, refused for another owner, or nothing to delete. */
+export type RemoveOutcome = 'removed' | 'mismatch' | 'missing';
+
+/** normalizeIp unmaps IPv4-mapped IPv6 and returns the address with its family, or throws ERR_INVALID_ARG_VALUE. */
+export function normalizeIp(ip: unknown, name = 'ip'): { ip: string; family: 4 | 6 } {
+  checkString(name, ip, 64);
+  const unmapped = unmapIpv4(ip as string);
+  const parsed = parseIp(unmapped);
+  if (!parsed) throw invalidValue(name, 'an IPv4 or IPv6 address', ip);
+  return { ip: unmapped, family: parsed.family };
+}
+
+/** ProbeStore is how one kind of kernel set holds probe entries, the owner's UID as each entry's comment. */
+export interface ProbeStore {
+  /**
+   * add writes ip into set with owner as its comment. Without replace it is exclusive: an ip already in the set
+   * rejects with an error isAlreadyExists accepts. Other rejections are the kernel's and pass through.
+   */
+  add(set: string, ip: string, owner: string, replace: boolean): Promise<void>;
+  /**
+   * conflictOwner is who holds ip in set after an exclusive add found it there, given what the view says (viewed).
+   * Each store weighs the view against a kernel read by what that read costs.
+   */
+  conflictOwner(set: string, ip: string, viewed: string | undefined): Promise<string | undefined>;
+  /** delete removes ip from set; an ip already gone is no error. */
+  delete(set: string, ip: string): Promise<void>;
+  /** list yields every entry of set with its owner ('' for an entry without comment); rejects when set is missing. */
+  list(set: string): AsyncIterable<{ ip: string; owner: string }>;
+}
+
+/** ProbeOwnershipOptions are what the public probe set classes have checked and hand to ProbeOwnership. */
+export interface ProbeOwnershipOptions {
+  /** Where the entries live. */
+  store: ProbeStore;
+  /** The IPv4 set's name. */
+  v4Name: string;
+  /** The IPv6 set's name (used only when ipv6 is true). */
+  v6Name: string;
+  /** Whether the IPv6 set is kept. */
+  ipv6: boolean;
+  /** The longest owner the store can keep as a comment, in bytes. */
+  ownerMax: number;
+  /** What add does with an IP another pod owns (default 'takeover'; anything else throws). */
+  onConflict?: ConflictPolicy;
+  /** Where conflicts, mismatches and listener failures are logged (default: nowhere). */
+  logger?: Logger;
+  /** Told of each takeover, once it is done (with the IP's lock held; what it throws is logged). */
+  onConflictEvent?: (conflict: ProbeConflict) => void;
+  /** Told of each removal refused for a wrong owner (what it throws is logged). */
+  onOwnerMismatch?: (mismatch: ProbeOwnerMismatch) => void;
+}
+
+/**
+ * ProbeOwnership keeps the owner view of a probe set pair and enforces ownership on its ProbeStore (see the module
+ * comment). The constructor throws InvalidArgumentError (`ERR_INVALID_ARG_VALUE`) for a bad onConflict policy.
+ */
+export class ProbeOwnership {
+  /** ProbeOwnership.v4Name is the IPv4 set's name. */
+  readonly v4Name: string;
+  /** ProbeOwnership.v6Name is the IPv6 set's name. */
+  readonly v6Name: string;
+  /** ProbeOwnership.ipv6 tells whether the IPv6 set is kept. */
+  readonly ipv6: boolean;
+  readonly #store: ProbeStore;
+  readonly #ownerMax: number;
+  readonly #policy: ConflictPolicy;
+  readonly #log: Logger;
+  readonly #onConflict: ((c: ProbeConflict) => void) | undefined;
+  readonly #onMismatch: ((m: ProbeOwnerMismatch) => void) | undefined;
+  readonly #owners = new Map<string, string>();
+  readonly #lock = new KeyedLock();
+
+  constructor(options: ProbeOwnershipOptions) {
+    this.#store = options.store;
+    this.v4Name = options.v4Name;
+    this.v6Name = options.v6Name;
+    this.ipv6 = options.ipv6;
+    this.#ownerMax = options.ownerMax;
+    const policy = options.onConflict ?? 'takeover';
+    if (policy !== 'takeover' && policy !== 'error') throw invalidValue('onConflict', "'takeover' or 'error'", policy);
+    this.#policy = policy;
+    this.#log = options.logger ?? silentLogger;
+    this.#onConflict = options.onConflictEvent;
+    this.#onMismatch = options.onOwnerMismatch;
+  }
+
+  /** ProbeOwnership.setNames are the sets kept. */
+  get setNames(): string[] {
+    return this.ipv6 ? [this.v4Name, this.v6Name] : [this.v4Name];
+  }
+
+  #setFor(family: 4 | 6): string {
+    if (family === 6 && !this.ipv6) throw invalidValue('ip', 'an IPv4 address (IPv6 is off)', family);
+    return family === 4 ? this.v4Name : this.v6Name;
+  }
+
+  /** ProbeOwnership.load replaces the view with what the store holds; rejects as the store's list does. */
+  async load(): Promise<void> {
+    const next = new Map<string, string>();
+    for (const name of this.setNames) {
+      for await (const e of this.#store.list(name)) next.set(e.ip, e.owner);
+    }
+    this.#owners.clear();
+    for (const [ip, owner] of next) this.#owners.set(ip, owner);
+  }
+
+  /** ProbeOwnership.owner is the view's owner of ip; throws InvalidArgumentError when ip is not an IP address. */
+  owner(ip: string): string | undefined {
+    return this.#owners.get(normalizeIp(ip).ip);
+  }
+
+  /** ProbeOwnership.entries lists the view: every IP with its owner. */
+  entries(): { ip: string; owner: string }[] {
+    return [...this.#owners].map(([ip, owner]) => ({ ip, owner }));
+  }
+
+  /**
+   * ProbeOwnership.add claims ip for owner: added, unchanged (same owner), or by policy taken over or refused with
+   * ProbeOwnerConflictError. Throws InvalidArgumentError for a bad ip or owner; rejects as the store does.
+   */
+  async add(ip: string, owner: string): Promise<AddOutcome> {
+    const { ip: addr, family } = normalizeIp(ip);
+    checkString('owner', owner, this.#ownerMax);
+    const set = this.#setFor(family);
+    return this.#lock.run(addr, async () => {
+      try {
+        await this.#store.add(set, addr, owner, false);
+        this.#owners.set(addr, owner);
+        this.#log.debug('probe entry added', { ip: addr, pod: owner, set });
+        return 'added';
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+      const previous = await this.#store.conflictOwner(set, addr, this.#owners.get(addr));
+      if (previous === owner) {
+        this.#owners.set(addr, owner);
+        return 'unchanged';
+      }
+      const conflict: ProbeConflict = { ip: addr, previousOwner: previous ?? '', newOwner: owner };
+      if (this.#policy === 'error') {
+        if (previous !== undefined) this.#owners.set(addr, previous);
+        this.#log.warn('probe entry owned by another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
+        throw new ProbeOwnerConflictError(addr, conflict.previousOwner, owner);
+      }
+      await this.#store.add(set, addr, owner, true);
+      this.#owners.set(addr, owner);
+      this.#log.warn('probe entry taken over from another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
+      this.#tell('conflict', this.#onConflict, conflict);
+      return 'taken-over';
+    });
+  }
+
+  /**
+   * ProbeOwnership.remove deletes ip only when owner owns it; a mismatch is reported, never thrown. Throws
+   * InvalidArgumentError for a bad ip or owner; rejects as the store's delete does.
+   */
+  async remove(ip: string, owner: string): Promise<RemoveOutcome> {
+    const { ip: addr, family } = normalizeIp(ip);
+    checkString('owner', owner, this.#ownerMax);
+    const set = this.#setFor(family);
+    return this.#lock.run(addr, async () => {
+      const actual = this.#owners.get(addr);
+      if (actual !== owner) {
+        const mismatch: ProbeOwnerMismatch = { ip: addr, owner, actualOwner: actual };
+        this.#log.warn(actual === undefined ? 'probe entry already gone' : 'probe entry owned by another pod: not removed', {
+          ip: addr,
+          pod: owner,
+          set,
+          actualOwner: actual,
+        });
+        if (actual !== undefined) this.#tell('ownerMismatch', this.#onMismatch, mismatch);
+        return actual === undefined ? 'missing' : 'mismatch';
+      }
+      await this.#store.delete(set, addr);
+      this.#owners.delete(addr);
+      this.#log.debug('probe entry removed', { ip: addr, pod: owner, set });
+      return 'removed';
+    });
+  }
+
+  /**
+   * ProbeOwnership.prune removes every entry whose IP is not in keep and returns what it removed; rejects when a
+   * delete fails (the other deletes still go ahead).
+   */
+  async prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
+    const removed: { ip: string; owner: string }[] = [];
+    await Promise.all(
+      [...this.#owners].map(([ip, owner]) => {
+        if (keep.has(ip)) return undefined;
+        return this.remove(ip, owner).then((outcome) => {
+          if (outcome === 'removed') removed.push({ ip, owner });
+        });
+      }),
+    );
+    return removed;
+  }
+
+  /**
+   * #tell calls a listener of what already happened. Its throw is its own bug: logged, and the operation still
+   * reports what it did (a takeover that failed the add after changing the entry would be a failure that changed
+   * state).
+   */
+  #tell<T extends { ip: string }>(event: string, listener: ((value: T) => void) | undefined, value: T): void {
+    if (!listener) return;
+    try {
+      listener(value);
+    } catch (err) {
+      this.#log.error(`a '${event}' listener threw: ${err instanceof Error ? err.message : String(err)}`, { ip: value.ip, error: err });
+    }
+  }
+}
