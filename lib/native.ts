@@ -226,6 +226,7 @@ export interface RawNftSet {
   flags: number;
   keyType: number;
   keyLen: number;
+  size?: number;
   handle?: number;
   comment?: string;
   unknown: RawNftAttr[];
@@ -287,6 +288,8 @@ export interface RawNftOp {
   setFlags?: number;
   keyType?: number;
   keyLen?: number;
+  /** Sets: NFTA_SET_DESC_SIZE, 0 or absent for none. */
+  size?: number;
   setId?: number;
   /** Element ops: their elements as records (native/nftables/element_records.h). */
   records?: Uint8Array;

@@ -76,7 +76,7 @@ function toChain(c: RawNftChain): NftChain {
 
 function toSet(s: RawNftSet): NftSet {
   const type = s.keyType === K.typeIpv4Addr ? 'ipv4_addr' : s.keyType === K.typeIpv6Addr ? 'ipv6_addr' : s.keyType;
-  return { family: familyName(s.family), table: s.table, name: s.name, handle: s.handle, type, keyLength: s.keyLen, flags: s.flags, comment: s.comment };
+  return { family: familyName(s.family), table: s.table, name: s.name, handle: s.handle, type, keyLength: s.keyLen, flags: s.flags, size: s.size, comment: s.comment };
 }
 
 function toElement(e: RawNftElement): NftElement {

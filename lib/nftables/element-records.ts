@@ -14,6 +14,14 @@ const RECORD_MAX = HEADER + 16 + 128;
 const HOST_LE = endianness() === 'LE';
 
 /**
+ * slotOf is a key's home slot in a table of `size` (a power of two) words: the high bits of a multiplicative hash,
+ * so that keys differing only in their high bytes (10.1.0.1, 10.2.0.1, ...) do not share one.
+ */
+function slotOf(key: number, size: number): number {
+  return Math.imul(key, 0x9e3779b1) >>> (32 - (31 - Math.clz32(size)));
+}
+
+/**
  * ElementRecordWriter appends elements to one buffer. `key` parses an address straight into it (no Buffer per
  * element); `comment` follows the key it belongs to.
  */
@@ -24,9 +32,17 @@ export class ElementRecordWriter {
   /** Where the record being written starts, for `comment`. */
   #record = -1;
   count = 0;
+  /** Keys written so far, for repeated(). */
+  #seen4: Uint32Array;
+  #seen4Count = 0;
+  #seenZero = false;
+  readonly #seen16 = new Set<string>();
 
   constructor(expected: number) {
     this.#buf = Buffer.allocUnsafe(Math.max(256, expected * 48));
+    let slots = 64;
+    while (slots < expected * 2) slots *= 2;
+    this.#seen4 = new Uint32Array(slots);
     this.#view = new DataView(this.#buf.buffer, this.#buf.byteOffset, this.#buf.length);
   }
 
@@ -50,12 +66,53 @@ export class ElementRecordWriter {
     return n;
   }
 
-  /** lastKeyId is the last record's key as a value that tells keys apart (a number for IPv4, a string for IPv6). */
-  lastKeyId(): number | string {
+  /**
+   * repeated tells whether the last record's key was written before (the kernel takes a key twice in one message as
+   * a clash with itself). IPv4 keys go in an open-addressing table of words: a Set of 10k numbers cost the batch
+   * more than encoding it.
+   */
+  repeated(): boolean {
     const p = this.#record;
     const len = this.#buf[p]!;
-    if (len === 4) return this.#view.getUint32(p + HEADER);
-    return this.#buf.toString('latin1', p + HEADER, p + HEADER + len);
+    if (len !== 4) {
+      const k = this.#buf.toString('latin1', p + HEADER, p + HEADER + len);
+      if (this.#seen16.has(k)) return true;
+      this.#seen16.add(k);
+      return false;
+    }
+    const k = this.#view.getUint32(p + HEADER);
+    // 0 marks a free slot, so 0.0.0.0 is kept apart.
+    if (k === 0) {
+      if (this.#seenZero) return true;
+      this.#seenZero = true;
+      return false;
+    }
+    if (this.#seen4Count * 2 >= this.#seen4.length) this.#rehash();
+    const table = this.#seen4;
+    const mask = table.length - 1;
+    for (let i = slotOf(k, table.length); ; i = (i + 1) & mask) {
+      const slot = table[i]!;
+      if (slot === k) return true;
+      if (slot === 0) {
+        table[i] = k;
+        this.#seen4Count++;
+        return false;
+      }
+    }
+  }
+
+  #rehash(): void {
+    const old = this.#seen4;
+    this.#seen4 = new Uint32Array(Math.max(64, old.length * 2));
+    this.#seen4Count = 0;
+    const mask = this.#seen4.length - 1;
+    for (const k of old) {
+      if (k === 0) continue;
+      let i = slotOf(k, this.#seen4.length);
+      while (this.#seen4[i] !== 0) i = (i + 1) & mask;
+      this.#seen4[i] = k;
+      this.#seen4Count++;
+    }
   }
 
   /** comment gives the last record a comment (checked by the caller: at most 128 bytes, no NUL). */

@@ -1,7 +1,7 @@
 /**
  * Comparing what a namespace lists with an NftRuleset, pure. Rules compare by their expressions in one canonical
  * form (what the kernel adds on its own, counter values and one-value ranges, left out) and by their comments;
- * chains by their kind (base chain type, hook, priority, policy) and comment; sets by key type and flags. A set's
+ * chains by their kind (base chain type, hook, priority, policy) and comment; sets by key type, flags and size. A set's
  * and a table's comment are written when they are made and not compared: the kernel cannot change them in place,
  * and making a set again would drop its elements.
  */
@@ -90,9 +90,18 @@ function sameChain(have: NftChain, want: NftRulesetTable['chains'][number]): boo
   return have.type === want.type && have.hook === want.hook && have.priority === want.priority && (have.policy ?? 'accept') === (want.policy ?? 'accept');
 }
 
-function sameSet(have: NftSet, want: NftRulesetTable['sets'][number]): boolean {
+/** Whether a set is of the kind meant: its key type and flags, which cannot change in place. */
+function sameSetKind(have: NftSet, want: NftRulesetTable['sets'][number]): boolean {
   const flags = (want.flags ?? []).reduce((bits, f) => bits | SET_FLAGS[f], 0);
   return have.type === want.type && have.flags === flags;
+}
+
+/**
+ * Whether a set of the kind meant must still be made again: an add changes the size of one that is there, but does
+ * not take a size away.
+ */
+function sizeNeedsRemake(have: NftSet, want: NftRulesetTable['sets'][number]): boolean {
+  return want.size === undefined && have.size !== undefined;
 }
 
 /**
@@ -122,8 +131,8 @@ export function diffTable(t: NftRulesetTable, have: ListedTable | undefined, res
   }
   for (const s of t.sets) {
     const found = have.sets.find((x) => x.name === s.name);
-    if (!found || !sameSet(found, s)) result.missing.push({ ...at, set: s.name });
-    if (found && !sameSet(found, s)) remake.sets.push({ ...at, name: s.name });
+    if (!found || !sameSetKind(found, s) || found.size !== s.size) result.missing.push({ ...at, set: s.name });
+    if (found && (!sameSetKind(found, s) || sizeNeedsRemake(found, s))) remake.sets.push({ ...at, name: s.name });
   }
   const wantedSets = new Set(t.sets.map((s) => s.name));
   for (const s of have.sets) {

@@ -180,6 +180,7 @@ export class NftTransaction {
           flags |= SET_FLAGS[f as keyof typeof SET_FLAGS];
         }
       }
+      const size = s.size === undefined ? undefined : checkInteger('set.size', s.size, 1, 0xffffffff);
       const keyLen = KEY_LENGTHS[s.type];
       const id = this.#nextSetId++;
       this.#sets.set(`${family}/${table}/${name}`, { id, keyLength: keyLen });
@@ -193,6 +194,7 @@ export class NftTransaction {
         setFlags: flags,
         keyType: s.type === 'ipv4_addr' ? K.typeIpv4Addr : K.typeIpv6Addr,
         keyLen,
+        size,
         setId: id,
       }];
     });
@@ -216,7 +218,6 @@ export class NftTransaction {
     const at = (i: number) => (Array.isArray(elements) ? `elements[${i}]` : 'elements');
     const keyLength = known?.keyLength;
     const out = new ElementRecordWriter(list.length);
-    const seen = new Set<number | string>();
     for (let i = 0; i < list.length; i++) {
       const e: unknown = list[i];
       const el = typeof e === 'object' && e !== null && !Array.isArray(e) ? (e as Partial<NftElementSpec>) : checkObject<NftElementSpec>(at(i), e);
@@ -224,10 +225,7 @@ export class NftTransaction {
       const n = typeof address === 'string' ? out.key(address) : 0;
       // addressKey throws the error that names what is wrong with it.
       if (n === 0 || (keyLength !== undefined && n !== keyLength)) addressKey(`${at(i)}.address`, address, keyLength);
-      // The kernel takes a key twice in one message as a clash with itself.
-      const id = out.lastKeyId();
-      if (seen.has(id)) throw invalidValue(`${at(i)}.address`, 'an address not given twice', address);
-      seen.add(id);
+      if (out.repeated()) throw invalidValue(`${at(i)}.address`, 'an address not given twice', address);
       const c = el.comment;
       if (!withComments || c === undefined) continue;
       // The common comment (a pod UID) passes the checks checkString makes without counting bytes.

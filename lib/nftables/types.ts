@@ -69,6 +69,12 @@ export interface NftSetSpec {
   type: NftSetKeyType;
   /** The set's flags (`interval` for prefixes and ranges, `timeout` for elements that expire). */
   flags?: NftSetFlag[];
+  /**
+   * The most elements it holds (nft's `size`; ipset's maxelem): an add beyond it fails with ENFILE. The kernel also
+   * sizes the set's hash table by it, so a set with a size takes elements faster than one that starts small and
+   * grows. An add of the set changes the size of one that is there.
+   */
+  size?: number;
   /** A comment, kept as the set's user data. */
   comment?: string;
 }
@@ -143,6 +149,8 @@ export interface NftSet {
   keyLength: number;
   /** NFT_SET_* flags. */
   flags: number;
+  /** The most elements it holds; undefined when it has no limit. */
+  size: number | undefined;
   /** The comment from its user data. */
   comment: string | undefined;
 }

@@ -163,6 +163,12 @@ bool EncodeSet(nl::Writer& w, const Op& op, const char** why) {
     PutNet32(w, NFTA_SET_KEY_TYPE, s.keyType);
     PutNet32(w, NFTA_SET_KEY_LEN, s.keyLen);
     PutNet32(w, NFTA_SET_ID, s.id);
+    if (s.size != 0) {
+      // The size is also what the kernel sizes the set's hash by: a set without one starts small and grows.
+      size_t desc = w.BeginNest(NFTA_SET_DESC);
+      PutNet32(w, NFTA_SET_DESC_SIZE, s.size);
+      w.EndNest(desc);
+    }
     // nft reads the key's byte order from here to print the elements.
     std::vector<uint8_t> udata;
     uint32_t order = kByteorderBigEndian;
@@ -436,6 +442,24 @@ bool DecodeChain(const uint8_t* payload, size_t len, Chain* out, const char** wh
   return true;
 }
 
+// A set's description: the size decoded; concatenation fields or anything
+// newer kept raw with the whole attribute.
+static bool DecodeSetDesc(const nl::Attr& a, Set* out, const char** why) {
+  nl::AttrIter it(a.data, a.len);
+  nl::Attr d;
+  bool extra = false;
+  while (it.Next(&d)) {
+    if (d.type == NFTA_SET_DESC_SIZE) {
+      if (!nl::GetBe32(d, &out->size)) return Fail(why, "NFTA_SET_DESC_SIZE not 4 bytes");
+    } else {
+      extra = true;
+    }
+  }
+  if (it.error()) return Fail(why, "truncated NFTA_SET_DESC");
+  if (extra) Keep(&out->unknown, a);
+  return true;
+}
+
 bool DecodeSet(const uint8_t* payload, size_t len, Set* out, const char** why) {
   bool named = false, inTable = false;
   bool ok = ForEachAttr(payload, len, &out->family, why, [&](const nl::Attr& a) {
@@ -461,6 +485,8 @@ bool DecodeSet(const uint8_t* payload, size_t len, Set* out, const char** why) {
         if (!nl::GetBe64(a, &out->handle)) return Fail(why, "NFTA_SET_HANDLE not 8 bytes");
         out->hasHandle = true;
         return true;
+      case NFTA_SET_DESC:
+        return DecodeSetDesc(a, out, why);
       case NFTA_SET_USERDATA:
         Comment(a, kUdataSetComment, &out->comment);
         Keep(&out->unknown, a);

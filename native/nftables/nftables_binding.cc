@@ -95,6 +95,7 @@ static Napi::Object SetObject(Napi::Env env, const nft::Set& s) {
   o.Set("flags", s.flags);
   o.Set("keyType", s.keyType);
   o.Set("keyLen", s.keyLen);
+  if (s.size != 0) o.Set("size", s.size);
   SetHandle(o, s.hasHandle, s.handle);
   if (!s.comment.empty()) o.Set("comment", s.comment);
   o.Set("unknown", Unknown(env, s.unknown));
@@ -301,7 +302,7 @@ static nft::Expr ExprFrom(const Napi::Object& o) {
 }
 
 // { kind, del, flags, family, table, name, comment, hook?, priority, type, policy?, setFlags, keyType, keyLen,
-//   setId, records (element records, element_records.h), chain, handle?, position?, exprs }
+//   size, setId, records (element records, element_records.h), chain, handle?, position?, exprs }
 static nft::Op OpFrom(const Napi::Object& o) {
   nft::Op op;
   op.kind = static_cast<nft::Op::Kind>(U32(o, "kind"));
@@ -346,6 +347,7 @@ static nft::Op OpFrom(const Napi::Object& o) {
       s.flags = U32(o, "setFlags");
       s.keyType = U32(o, "keyType");
       s.keyLen = U32(o, "keyLen");
+      s.size = U32(o, "size");
       s.id = U32(o, "setId");
       Napi::Value records = o.Get("records");
       if (records.IsTypedArray()) {

@@ -56,6 +56,7 @@ struct Set {
   uint32_t flags = 0;  // NFT_SET_*
   uint32_t keyType = 0;  // nft's datatype id: 7 ipv4_addr, 8 ipv6_addr
   uint32_t keyLen = 0;
+  uint32_t size = 0;  // NFTA_SET_DESC_SIZE: the most elements it holds, 0 for no limit
   bool hasHandle = false;
   uint64_t handle = 0;
   uint32_t id = 0;  // batch-local NFTA_SET_ID (encoding only)

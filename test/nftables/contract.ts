@@ -190,7 +190,7 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         );
         const sets = (await nft.sets(T)).map((s) => ({ ...s, handle: s.handle! > 0 }));
         expect(sets).toEqual([
-          { family: 'inet', table: T.name, name: 'v4', handle: true, type: 'ipv4_addr', keyLength: 4, flags: 0, comment: 'UUID of the pods that are part of ambient mesh' },
+          { family: 'inet', table: T.name, name: 'v4', handle: true, type: 'ipv4_addr', keyLength: 4, flags: 0, size: undefined, comment: 'UUID of the pods that are part of ambient mesh' },
           { family: 'inet', table: T.name, name: 'v6', handle: true, type: 'ipv6_addr', keyLength: 16, flags: 0x10, comment: undefined },
           { family: 'inet', table: T.name, name: 'k', handle: true, type: 'ipv4_addr', keyLength: 4, flags: 0x2, comment: undefined },
         ]);
@@ -207,6 +207,27 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         const excl = await rejection(nft.run(nft.transaction().addSet(s, { exclusive: true })));
         expect(excl).toMatchObject({ code: 'EEXIST', index: 0 });
         expect((await nft.sets(T)).map((x) => [x.name, x.type, x.comment])).toEqual([['s', 'ipv4_addr', undefined]]);
+      });
+
+      it('gives a set a size: listed, changed by a later add, kept by one without; a full set refuses an add with ENFILE', async () => {
+        const s = { family: 'inet', table: T.name, name: 's', type: 'ipv4_addr', size: 2 } as const;
+        await nft.run(nft.transaction().addSet(s).addElement(T, 's', [{ address: '10.0.0.1', comment: 'a' }, { address: '10.0.0.2' }]));
+        expect((await nft.sets(T)).map((x) => x.size)).toEqual([2]);
+        const full = await rejection(nft.addElement(T, 's', { address: '10.0.0.3' }));
+        expect(full).toMatchObject({ code: 'ENFILE', errno: -23, index: 0, element: 0 });
+        // A duplicate is refused as a duplicate first; a delete in the same batch makes room.
+        expect(await rejection(nft.addElement(T, 's', { address: '10.0.0.1' }))).toMatchObject({ code: 'EEXIST' });
+        await nft.run(nft.transaction().deleteElement(T, 's', { address: '10.0.0.1' }).addElement(T, 's', { address: '10.0.0.3' }));
+        expect(byAddress(await nft.elements(T, 's')).map((e) => e.address)).toEqual(['10.0.0.2', '10.0.0.3']);
+        await nft.run(nft.transaction().addSet({ ...s, size: 3 }));
+        await nft.addElement(T, 's', { address: '10.0.0.4' });
+        await nft.run(nft.transaction().addSet({ ...s, size: undefined }));
+        expect((await nft.sets(T)).map((x) => x.size)).toEqual([3]);
+        // Below its element count: the set keeps them and refuses adds.
+        await nft.run(nft.transaction().addSet({ ...s, size: 1 }));
+        expect((await nft.elements(T, 's')).length).toBe(3);
+        expect(await rejection(nft.addElement(T, 's', { address: '10.0.0.5' }))).toMatchObject({ code: 'ENFILE' });
+        expect((await nft.sets(T)).map((x) => x.size)).toEqual([1]);
       });
 
       it('refuses a constant timeout set (EOPNOTSUPP) and a set in a missing table (ENOENT)', async () => {

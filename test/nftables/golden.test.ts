@@ -31,6 +31,7 @@ async function podnetBatch(): Promise<Buffer[]> {
       .addChain({ family: 'inet', table: 't1', name: 'pre', type: 'nat', hook: 'prerouting', priority: -100, policy: 'accept' })
       .addChain({ family: 'inet', table: 't1', name: 'reg' })
       .addSet({ family: 'inet', table: 't1', name: 's4', type: 'ipv4_addr', comment: 'hello' })
+      .addSet({ family: 'inet', table: 't1', name: 's6', type: 'ipv6_addr', size: 65536 })
       .addElement(table, 's4', { address: '10.0.0.5', comment: 'pod-uid' });
     await nft.run(tx);
   } finally {
@@ -42,12 +43,12 @@ async function podnetBatch(): Promise<Buffer[]> {
 
 function compare(sent: Buffer[], nftText: string): void {
   const expected = parseMnlDebug(nftText);
-  expect(expected.map((m) => m.type)).toEqual([16, 0xa00, 0xa03, 0xa03, 0xa09, 0xa0c, 17]);
+  expect(expected.map((m) => m.type)).toEqual([16, 0xa00, 0xa03, 0xa03, 0xa09, 0xa09, 0xa0c, 17]);
   expect(sent.map((m) => withoutFlagsAndSeq(m).toString('hex'))).toEqual(expected.map((m) => m.bytes.toString('hex')));
 }
 
 describe('nftables golden bytes', () => {
-  it('a table, a base chain, a regular chain, a set with a comment and an element with a comment are sent as nft sends them', async () => {
+  it('a table, a base chain, a regular chain, a set with a comment, a set with a size and an element with a comment are sent as nft sends them', async () => {
     compare(await podnetBatch(), readFileSync(join(fixtures, 'golden.mnl.txt'), 'utf8'));
   });
 
@@ -60,6 +61,7 @@ describe('nftables golden bytes', () => {
       NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE,
       NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE,
       NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE,
+      NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE,
       NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
       NLM_F_REQUEST,
     ]);
@@ -67,7 +69,7 @@ describe('nftables golden bytes', () => {
     expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
     // BATCH_BEGIN / END name the nf_tables subsystem in res_id, big-endian.
     expect(sent[0]!.readUInt16BE(18)).toBe(10);
-    expect(sent[6]!.readUInt16BE(18)).toBe(10);
+    expect(sent[7]!.readUInt16BE(18)).toBe(10);
   });
 });
 

@@ -142,6 +142,24 @@ export function nftablesRulesetContract(name: string, backend: () => NftablesBac
       expect((await nft.chains(V4)).find((c) => c.name === 'forward')).toMatchObject({ hook: 'input', policy: 'accept' });
     });
 
+    it('changes a set size in place, keeping its elements; taking the size away remakes the set', async () => {
+      const r = ruleset();
+      await nft.apply(r);
+      await nft.addElement(V4, 'pods', [{ address: '10.0.0.7', comment: 'pod-a' }]);
+      const sized = ruleset();
+      sized.tables[0]!.sets[0] = { ...sized.tables[0]!.sets[0]!, size: 4096 };
+      expect((await nft.verify(sized)).missing).toEqual([{ family: 'ip', table: V4.name, set: 'pods' }]);
+      expect(await nft.reconcile(sized)).toEqual({ changed: true });
+      expect(await nft.verify(sized)).toEqual(IN_SYNC);
+      expect((await nft.sets(V4)).find((x) => x.name === 'pods')?.size).toBe(4096);
+      expect(await nft.elements(V4, 'pods')).toEqual([{ address: '10.0.0.7', comment: 'pod-a' }]);
+      // No size wanted: an add cannot take it away, so the set is made again (and its elements go, as for flags).
+      expect(await nft.verify(r)).toMatchObject({ missing: [{ family: 'ip', table: V4.name, set: 'pods' }] });
+      expect(await nft.reconcile(r)).toEqual({ changed: true });
+      expect(await nft.verify(r)).toEqual(IN_SYNC);
+      expect((await nft.sets(V4)).find((x) => x.name === 'pods')?.size).toBeUndefined();
+    });
+
     it('remove deletes the tables and the owned ones in one transaction, and again without error', async () => {
       const r = ruleset();
       await nft.apply(r);

@@ -43,6 +43,9 @@ describe('nftables input checks', () => {
     await refused((tx) => tx.addChain({ family: 'inet', table: 't', name: 'c', type: 'nat', hook: 'output', priority: 2 ** 31 }), 'chain.priority');
     await refused((tx) => tx.addChain({ family: 'inet', table: 't', name: 'c', type: 'nat', hook: 'output', priority: 0, policy: 'reject' as never }), 'chain.policy');
     await refused((tx) => tx.addSet({ family: 'inet', table: 't', name: 's', type: 'ether_addr' as never }), 'set.type');
+    await refused((tx) => tx.addSet({ family: 'inet', table: 't', name: 's', type: 'ipv4_addr', size: 0 }), 'set.size');
+    await refused((tx) => tx.addSet({ family: 'inet', table: 't', name: 's', type: 'ipv4_addr', size: 2 ** 32 }), 'set.size');
+    await refused((tx) => tx.addSet({ family: 'inet', table: 't', name: 's', type: 'ipv4_addr', size: 1.5 }), 'set.size');
     await refused((tx) => tx.addSet({ family: 'inet', table: 't', name: 's', type: 'ipv4_addr', flags: ['bogus' as never] }), 'set.flags[0]');
   });
 

@@ -153,6 +153,7 @@ export const E = {
   EEXIST: 17,
   ENODEV: 19,
   EINVAL: 22,
+  ENFILE: 23,
   ENOSPC: 28,
   ERANGE: 34,
   ENAMETOOLONG: 36,

@@ -92,6 +92,13 @@ export function newSet(draft: Draft, req: Request, ids: BatchIds): void {
     if (existing.flags & NFT_SET_ANONYMOUS) fail(E.EOPNOTSUPP);
     const same = existing.flags === flags && existing.keyType === keyType && existing.keyLen === keyLen && existing.dataType === dataType && existing.dataLen === dataLen;
     if (!same) fail(E.EEXIST, nameAttr);
+    // An add with a size changes the size of the set that is there (also below its element count: then it only
+    // refuses adds); one without leaves it.
+    const resize = a.get(NFTA_SET.DESC)?.children().byType.get(1);
+    if (resize && be32(resize) !== existing.size) {
+      draft.mutableSet(table, existing).set.size = be32(resize);
+      draft.changed = true;
+    }
     return;
   }
   if (!(req.msg.flags & NLM_F_CREATE)) fail(E.ENOENT, nameAttr);
@@ -204,6 +211,8 @@ export function newSetElem(draft: Draft, req: Request, ids: BatchIds): void {
       if (req.msg.flags & NLM_F_EXCL) fail(E.EEXIST, item);
       continue; // taken as it is: the old element keeps its user data
     }
+    // A full set: the kernel counts the elements this batch deleted as room (its set->ndeact), as the map does.
+    if (m.set.size && m.set.elements.size >= m.set.size) fail(E.ENFILE, item);
     m.set.elements.set(k, el);
     draft.changed = true;
   }
