@@ -1,138 +1,25 @@
-// ProbeSet behaviour, run against the kernel and against FakeNetlink.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// ProbeSet behaviour, run against the kernel and against FakeNetlink: the shared ownership cases on ipset, plus what
+// only ipset shows.
+import { expect, it } from 'vitest';
 
-import { ProbeOwnerConflictError } from '../../lib/agent/errors.js';
-import { ProbeSet, type ProbeConflict, type ProbeOwnerMismatch } from '../../lib/agent/probe-set.js';
+import { ProbeSet } from '../../lib/agent/probe-set.js';
 import type { Ipset } from '../../lib/index.js';
 import type { IpsetBackend } from '../ipset/contract.js';
+import { probeOwnershipContract, type ProbeKind } from './probe-ownership-contract.js';
+
+const ipsetProbes: ProbeKind<Ipset> = {
+  title: 'ProbeSet',
+  make: (ipset, options) => new ProbeSet({ ipset, ...options }),
+  entries: async (ipset, set) => (await ipset.list(set)).entries,
+};
 
 export function probeSetContract(name: string, backend: () => IpsetBackend): void {
-  describe(`ProbeSet: ${name}`, () => {
-    let world: IpsetBackend;
-    let ipset: Ipset;
-    let conflicts: ProbeConflict[];
-    let mismatches: ProbeOwnerMismatch[];
-    let probes: ProbeSet;
-
-    beforeEach(async () => {
-      world = backend();
-      ipset = await world.open();
-      conflicts = [];
-      mismatches = [];
-      probes = new ProbeSet({ ipset, onConflictEvent: (c) => conflicts.push(c), onOwnerMismatch: (m) => mismatches.push(m) });
-      await probes.ensure();
-    });
-    afterEach(() => {
-      ipset?.close();
-      world?.cleanup();
-    });
-
+  probeOwnershipContract(name, ipsetProbes, backend, (current) => {
     it('creates both family sets with comments, and accepts them again', async () => {
+      const { client: ipset, probes } = current();
       await probes.ensure();
       expect((await ipset.listNames()).sort()).toEqual(['istio-inpod-probes-v4', 'istio-inpod-probes-v6']);
       expect(await ipset.header('istio-inpod-probes-v6')).toMatchObject({ type: 'hash:ip', family: 'inet6', comment: true });
-    });
-
-    it('records the owner, unmaps IPv4-mapped addresses and routes by family', async () => {
-      expect(await probes.add('::ffff:10.0.0.7', 'uid-a')).toBe('added');
-      expect(await probes.add('fd00::7', 'uid-a')).toBe('added');
-      expect((await ipset.list('istio-inpod-probes-v4')).entries).toEqual([{ ip: '10.0.0.7', comment: 'uid-a' }]);
-      expect((await ipset.list('istio-inpod-probes-v6')).entries).toEqual([{ ip: 'fd00::7', comment: 'uid-a' }]);
-      expect(probes.owner('10.0.0.7')).toBe('uid-a');
-      expect(await probes.add('10.0.0.7', 'uid-a')).toBe('unchanged');
-      expect(conflicts).toEqual([]);
-    });
-
-    it('takes over from another owner and reports it', async () => {
-      await probes.add('10.0.0.7', 'uid-a');
-      expect(await probes.add('10.0.0.7', 'uid-b')).toBe('taken-over');
-      expect(conflicts).toEqual([{ ip: '10.0.0.7', previousOwner: 'uid-a', newOwner: 'uid-b' }]);
-      expect((await ipset.list('istio-inpod-probes-v4')).entries).toEqual([{ ip: '10.0.0.7', comment: 'uid-b' }]);
-    });
-
-    it("with onConflict 'error' refuses, naming both owners, and changes nothing", async () => {
-      const strict = new ProbeSet({ ipset, onConflict: 'error' });
-      await strict.add('10.0.0.7', 'uid-a');
-      const err = await strict.add('10.0.0.7', 'uid-b').catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ProbeOwnerConflictError);
-      expect(err).toMatchObject({ ip: '10.0.0.7', previousOwner: 'uid-a', newOwner: 'uid-b', code: 'ERR_PROBE_OWNER_CONFLICT' });
-      expect((await ipset.list('istio-inpod-probes-v4')).entries).toEqual([{ ip: '10.0.0.7', comment: 'uid-a' }]);
-    });
-
-    it("never removes another pod's entry", async () => {
-      await probes.add('10.0.0.7', 'uid-a');
-      await probes.add('10.0.0.7', 'uid-b');
-      expect(await probes.remove('10.0.0.7', 'uid-a')).toBe('mismatch');
-      expect(mismatches).toEqual([{ ip: '10.0.0.7', owner: 'uid-a', actualOwner: 'uid-b' }]);
-      expect((await ipset.list('istio-inpod-probes-v4')).entries).toEqual([{ ip: '10.0.0.7', comment: 'uid-b' }]);
-      expect(await probes.remove('10.0.0.7', 'uid-b')).toBe('removed');
-      expect(await probes.remove('10.0.0.7', 'uid-b')).toBe('missing');
-      expect((await ipset.list('istio-inpod-probes-v4')).entries).toEqual([]);
-    });
-
-    it('loads owners written by an earlier run and prunes unclaimed IPs', async () => {
-      await probes.add('10.0.0.1', 'uid-a');
-      await probes.add('10.0.0.2', 'uid-b');
-      await probes.add('fd00::3', 'uid-c');
-      const restarted = new ProbeSet({ ipset });
-      await restarted.load();
-      expect(restarted.entries().sort((x, y) => x.ip.localeCompare(y.ip))).toEqual([
-        { ip: '10.0.0.1', owner: 'uid-a' },
-        { ip: '10.0.0.2', owner: 'uid-b' },
-        { ip: 'fd00::3', owner: 'uid-c' },
-      ]);
-      const removed = await restarted.prune(new Set(['10.0.0.2']));
-      expect(removed.sort((x, y) => x.ip.localeCompare(y.ip))).toEqual([
-        { ip: '10.0.0.1', owner: 'uid-a' },
-        { ip: 'fd00::3', owner: 'uid-c' },
-      ]);
-      expect((await ipset.list('istio-inpod-probes-v4')).entries).toEqual([{ ip: '10.0.0.2', comment: 'uid-b' }]);
-    });
-
-    it('refuses bad addresses and owners', async () => {
-      await expect(probes.add('10.1', 'uid')).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
-      await expect(async () => probes.add('10.0.0.1', '')).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
-      const v4only = new ProbeSet({ ipset, ipv6: false });
-      await expect(async () => v4only.add('fd00::1', 'uid')).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
-    });
-
-    it('keeps only live pods, each owned by its holder, over randomized reuse schedules', async () => {
-      // Pods take IPs from a small pool; an IP goes to a new pod only after the previous holder's sandbox is gone,
-      // but the old pod's remove event may be delivered late, concurrently with anything.
-      let seed = 7;
-      const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-      const pool = ['10.0.0.1', '10.0.0.2', 'fd00::1'];
-      for (let schedule = 0; schedule < 40; schedule++) {
-        const holders = new Map<string, string[]>();
-        const events: { pod: string; ip: string; kind: 'add' | 'remove' }[] = [];
-        for (let p = 0; p < 8; p++) {
-          const ip = pool[Math.floor(rand() * pool.length)]!;
-          const pod = `s${schedule}-p${p}`;
-          holders.set(ip, [...(holders.get(ip) ?? []), pod]);
-        }
-        const live = new Map<string, string>();
-        const pendingRemoves: { pod: string; ip: string; kind: 'remove' }[] = [];
-        for (const [ip, pods] of holders) {
-          pods.forEach((pod, i) => {
-            events.push({ pod, ip, kind: 'add' });
-            if (i < pods.length - 1 || rand() < 0.4) pendingRemoves.push({ pod, ip, kind: 'remove' });
-            else live.set(ip, pod);
-          });
-        }
-        // Interleave: removes land anywhere after their own add.
-        for (const r of pendingRemoves) {
-          const addAt = events.findIndex((e) => e.kind === 'add' && e.pod === r.pod);
-          const at = addAt + 1 + Math.floor(rand() * (events.length - addAt));
-          events.splice(at, 0, r);
-        }
-        await Promise.all(events.map((e) => (e.kind === 'add' ? probes.add(e.ip, e.pod) : probes.remove(e.ip, e.pod))));
-        const actual = new Map<string, string>();
-        for (const set of ['istio-inpod-probes-v4', 'istio-inpod-probes-v6']) {
-          for (const e of (await ipset.list(set)).entries) actual.set(e.ip, e.comment ?? '');
-        }
-        expect(actual).toEqual(live);
-        for (const ip of live.keys()) await probes.remove(ip, live.get(ip)!);
-      }
     });
   });
 }
