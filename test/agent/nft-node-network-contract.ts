@@ -1,40 +1,39 @@
-// NodeNetwork with the nftables backend: the cases of node-network-contract.ts read through nf_tables (probe sets as
-// nft sets in the host's inet istio-ambient-nat, in-pod rules as its three inet tables), one suite for the fake
-// world and the kernel world.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// NodeNetwork with the nftables backend, read through nf_tables (probe sets as nft sets in the host's inet
+// istio-ambient-nat, in-pod rules as its three inet tables), one suite for the fake world and the kernel world: the
+// shared cases of node-backend-contract.ts and what only this backend shows.
+import { expect, it } from 'vitest';
 
-import { AgentError, INPOD_ROUTING, NodeNetwork, ProbeOwnerConflictError, type Nftables, type ProbeConflict } from '../../lib/index.js';
+import { INPOD_ROUTING, NodeNetwork, type Nftables } from '../../lib/index.js';
 import { NFT_TABLES, nftHostRules, nftInpodRules } from '../../lib/agent/nft-rules.js';
-import { startedNft, type NftPodRef, type NftWorld } from './nft-world.js';
+import { nodeBackendContract, type NodeBackend, type Owners } from './node-backend-contract.js';
+import type { NftPodRef, NftWorld } from './nft-world.js';
 
 const V4 = 'istio-inpod-probes-v4';
 const V6 = 'istio-inpod-probes-v6';
 const HOST = { family: 'inet', name: NFT_TABLES.nat } as const;
 
-export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld): void {
-  describe(`NodeNetwork (nftables backend): ${name}`, () => {
-    let world: NftWorld;
-    let host: Nftables;
-    const nodes: NodeNetwork[] = [];
-    const node = async (extra = {}) => {
-      const n = await startedNft(world, extra);
-      nodes.push(n);
-      return n;
+/** NftChecks read the world through nf_tables: the host's client, its probe set owners and a pod's inet tables. */
+interface NftChecks {
+  host: Nftables;
+  owners: Owners;
+  podTables(pod: NftPodRef): Promise<string[]>;
+}
+
+const info = (pod: NftPodRef, extra = {}) => ({ uid: pod.uid, ips: [pod.ip], netns: pod.netns, ...extra });
+
+const nftBackend: NodeBackend<NftWorld, NftChecks> = {
+  title: 'NodeNetwork (nftables backend)',
+  async checks(world) {
+    const host = await world.hostNftables();
+    return {
+      host,
+      owners: async (set = V4) => Object.fromEntries((await host.elements(HOST, set)).map((e) => [e.address, e.comment])),
+      podTables: async (pod) => (await (await world.podNftables(pod)).tables('inet')).map((t) => t.name),
     };
-    const owners = async (set = V4) => Object.fromEntries((await host.elements(HOST, set)).map((e) => [e.address, e.comment]));
-    const podTables = async (pod: NftPodRef) => (await (await world.podNftables(pod)).tables('inet')).map((t) => t.name);
-    const info = (pod: NftPodRef, extra = {}) => ({ uid: pod.uid, ips: [pod.ip], netns: pod.netns, ...extra });
-
-    beforeEach(async () => {
-      world = makeWorld();
-      host = await world.hostNftables();
-    });
-    afterEach(async () => {
-      for (const n of nodes.splice(0)) await n.stop({ keep: true }).catch(() => undefined);
-      await world.cleanup();
-    });
-
+  },
+  ownCases(current) {
     it('starts: probe sets and the host SNAT rule in one inet table, idempotently', async () => {
+      const { host, node } = current();
       const net = await node({ ipv6: true });
       expect(net.backend).toBe('nftables');
       const sets = (await host.sets(HOST)).filter((s) => s.table === HOST.name);
@@ -48,6 +47,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('adds a pod: its in-pod tables in one batch, then its probe entries; removes it in reverse', async () => {
+      const { world, node, owners, podTables } = current();
       const net = await node();
       const pod = world.pod();
       const fake = world.podFake(pod);
@@ -64,6 +64,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('adds the policy rule and local route with the pod, and removes them with it', async () => {
+      const { world, node } = current();
       const net = await node();
       const pod = world.pod();
       await net.addPod(info(pod));
@@ -79,6 +80,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('puts IPv6 into the same inet tables and the v6 set, and unmaps IPv4-mapped addresses', async () => {
+      const { world, node, owners } = current();
       const net = await node({ ipv6: true });
       const pod = world.pod();
       await net.addPod({ uid: pod.uid, ips: [`::ffff:${pod.ip}`, 'fd00::42'], netns: pod.netns });
@@ -88,6 +90,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('leaves in-pod rules alone for a pod being deleted', async () => {
+      const { world, node, owners, podTables } = current();
       const net = await node();
       const pod = world.pod();
       await net.addPod(info(pod));
@@ -96,53 +99,8 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
       expect(await podTables(pod)).toEqual([NFT_TABLES.nat, NFT_TABLES.mangle, NFT_TABLES.raw]);
     });
 
-    it('fails at the netns step, adding nothing, when the pod namespace is gone', async () => {
-      const net = await node();
-      const pod = world.pod();
-      world.dropNetns(pod);
-      const err = await net.addPod(info(pod)).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(AgentError);
-      expect(err).toMatchObject({ step: 'netns', code: 'ERR_AGENT_NETNS', retryable: false, pod: pod.uid });
-      expect(await owners()).toEqual({});
-    });
-
-    it('reports a reused IP as a conflict, takes it over, and never removes the new owner', async () => {
-      const net = await node();
-      const conflicts: ProbeConflict[] = [];
-      net.on('conflict', (c) => conflicts.push(c));
-      const a = world.pod();
-      const b = world.pod(a.ip);
-      await net.addPod(info(a));
-      await net.addPod(info(b));
-      expect(conflicts).toEqual([{ ip: a.ip, previousOwner: a.uid, newOwner: b.uid }]);
-      await net.removePod(info(a), { deleted: true });
-      expect(await owners()).toEqual({ [a.ip]: b.uid });
-    });
-
-    it("with onConflict 'error' fails at the probe-set step, naming both owners", async () => {
-      const net = await node({ onConflict: 'error' });
-      const a = world.pod();
-      const b = world.pod(a.ip);
-      await net.addPod(info(a));
-      const err = await net.addPod(info(b)).catch((e: unknown) => e);
-      expect(err).toMatchObject({ step: 'probe-set', retryable: false, pod: b.uid });
-      expect((err as AgentError).cause).toBeInstanceOf(ProbeOwnerConflictError);
-      expect(await owners()).toEqual({ [a.ip]: a.uid });
-    });
-
-    it('syncs a snapshot: upserts, prunes unclaimed IPs, and never prunes while a pod has no IP', async () => {
-      const net = await node();
-      const [a, b, c] = [world.pod(), world.pod(), world.pod()];
-      await net.addPod(info(a));
-      await net.addPod(info(c));
-      const waiting = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }, { uid: 'new', ips: [] }]);
-      expect(waiting).toMatchObject({ added: 1, unchanged: 1, takenOver: 0, pruned: [], pruneSkipped: true });
-      const report = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }]);
-      expect(report).toMatchObject({ added: 0, unchanged: 2, pruneSkipped: false, pruned: [{ ip: c.ip, owner: c.uid }] });
-      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid });
-    });
-
     it("re-applies lost in-pod rules from a snapshot, and an ingress-only pod's own variant", async () => {
+      const { world, node } = current();
       const net = await node();
       const pod = world.pod();
       const ingress = info(pod, { ingressOnly: true });
@@ -160,6 +118,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('verifies and repairs drift of the host rule and sets, keeping nothing stale', async () => {
+      const { world, host, node, owners } = current();
       const net = await node();
       const pod = world.pod();
       await net.addPod(info(pod));
@@ -182,6 +141,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('stops: the host table with its sets deleted; keep leaves it for the next agent', async () => {
+      const { world, host, node, owners } = current();
       const kept = await node();
       const pod = world.pod();
       await kept.addPod(info(pod));
@@ -194,6 +154,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('puts the kubelet uid and the configured probe sources into the host and in-pod rules', async () => {
+      const { world, host, node } = current();
       const probe = { probeSourceV4: '169.254.10.1', probeSourceV6: 'fd00:7127::1' };
       const net = await node({ ipv6: true, kubeletUid: 4242, ...probe });
       const pod = world.pod();
@@ -204,6 +165,7 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
     });
 
     it('refuses a bad backend or kubelet uid when constructed, and bad pods before doing anything', async () => {
+      const { node, owners } = current();
       expect(() => new NodeNetwork({ backend: 'pf' as 'nftables' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE', argument: 'options.backend' }));
       expect(() => new NodeNetwork({ backend: 'nftables', kubeletUid: -5 })).toThrow(
         expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE', argument: 'options.kubeletUid' }),
@@ -213,5 +175,9 @@ export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld):
       await expect(net.addPod({ uid: 'x', ips: ['10.1'] })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
       expect(await owners()).toEqual({});
     });
-  });
+  },
+};
+
+export function nftNodeNetworkContract(name: string, makeWorld: () => NftWorld): void {
+  nodeBackendContract(name, makeWorld, nftBackend);
 }

@@ -1,6 +1,6 @@
 // Worlds a NodeNetwork with the nftables backend runs in for tests: all fakes (FakeNode: a FakeNftables per
 // namespace, no root), or real namespaces with the real kernel. Both expose the same handles for checks.
-import { Nftables, NodeNetwork, Rtnetlink, type NodeNetworkOptions } from '../../lib/index.js';
+import { Nftables, Rtnetlink, type NodeNetworkOptions } from '../../lib/index.js';
 import { FakeNode, type FakeNftables } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 
@@ -87,10 +87,4 @@ export function kernelNftWorld(): NftWorld {
       host.delete();
     },
   };
-}
-
-export async function startedNft(world: NftWorld, extra: Partial<NodeNetworkOptions> = {}): Promise<NodeNetwork> {
-  const node = new NodeNetwork({ ...(await world.options()), ...extra });
-  await node.start();
-  return node;
 }

@@ -1,41 +1,25 @@
-// NodeNetwork's behaviour, one suite for the fake world and the kernel world.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// NodeNetwork's behaviour with the iptables backend (probe sets on ipset, rules through iptables-restore), one suite
+// for the fake world and the kernel world: the shared cases of node-backend-contract.ts and what only this backend
+// shows.
+import { expect, it } from 'vitest';
 
-import {
-  AgentError,
-  NodeNetwork,
-  ProbeOwnerConflictError,
-  INPOD_ROUTING,
-  hostProbeRules,
-  inpodRules,
-  type ProbeConflict,
-} from '../../lib/index.js';
-import { started, type World } from './world.js';
+import { INPOD_ROUTING, NodeNetwork, hostProbeRules, inpodRules } from '../../lib/index.js';
+import { nodeBackendContract, type NodeBackend, type Owners } from './node-backend-contract.js';
+import type { World } from './world.js';
 
 const V4 = 'istio-inpod-probes-v4';
 const V6 = 'istio-inpod-probes-v6';
 
-export function nodeNetworkContract(name: string, makeWorld: () => World): void {
-  describe(`NodeNetwork: ${name}`, () => {
-    let world: World;
-    const nodes: NodeNetwork[] = [];
-    const node = async (extra = {}) => {
-      const n = await started(world, extra);
-      nodes.push(n);
-      return n;
-    };
-    const owners = async (set = V4) =>
+const iptablesBackend: NodeBackend<World, { owners: Owners }> = {
+  title: 'NodeNetwork',
+  async checks(world) {
+    const owners: Owners = async (set = V4) =>
       Object.fromEntries((await (await world.hostIpset()).list(set)).entries.map((e) => [e.ip, e.comment]));
-
-    beforeEach(() => {
-      world = makeWorld();
-    });
-    afterEach(async () => {
-      for (const n of nodes.splice(0)) await n.stop({ keep: true }).catch(() => undefined);
-      await world.cleanup();
-    });
-
+    return { owners };
+  },
+  ownCases(current) {
     it('starts: probe sets and host SNAT rules, idempotently', async () => {
+      const { world, node } = current();
       await node({ ipv6: true });
       const ipset = await world.hostIpset();
       expect((await ipset.listNames()).sort()).toEqual([V4, V6]);
@@ -50,6 +34,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('adds a pod: in-pod rules inside its namespace, then its probe entries; removes it in reverse', async () => {
+      const { world, node, owners } = current();
       const net = await node();
       const pod = world.pod();
       await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
@@ -63,6 +48,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('adds the policy rule and local route with the pod, idempotently, and removes them with it', async () => {
+      const { world, node } = current();
       const net = await node();
       const pod = world.pod();
       const info = { uid: pod.uid, ips: [pod.ip], netns: pod.netns };
@@ -97,6 +83,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('routes IPv6 too when ipv6 is on, and verify/repair bring back a lost rule and route', async () => {
+      const { world, node } = current();
       const net = await node({ ipv6: true });
       const pod = world.pod();
       const info = { uid: pod.uid, ips: [pod.ip], netns: pod.netns };
@@ -124,6 +111,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('leaves in-pod rules alone for a pod being deleted', async () => {
+      const { world, node, owners } = current();
       const net = await node();
       const pod = world.pod();
       await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
@@ -132,43 +120,8 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
       expect((await (await world.podIptables(pod)).verify(inpodRules())).inSync).toBe(true);
     });
 
-    it('fails at the netns step, adding nothing, when the pod namespace is gone', async () => {
-      const net = await node();
-      const pod = world.pod();
-      world.dropNetns(pod);
-      const err = await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(AgentError);
-      expect(err).toMatchObject({ step: 'netns', code: 'ERR_AGENT_NETNS', retryable: false, pod: pod.uid });
-      expect((err as AgentError).cause).toMatchObject({ code: 'ENOENT' });
-      expect(await owners()).toEqual({});
-    });
-
-    it('reports a reused IP as a conflict, takes it over, and never removes the new owner', async () => {
-      const net = await node();
-      const conflicts: ProbeConflict[] = [];
-      net.on('conflict', (c) => conflicts.push(c));
-      const a = world.pod();
-      const b = world.pod(a.ip);
-      await net.addPod({ uid: a.uid, ips: [a.ip], netns: a.netns });
-      await net.addPod({ uid: b.uid, ips: [b.ip], netns: b.netns });
-      expect(conflicts).toEqual([{ ip: a.ip, previousOwner: a.uid, newOwner: b.uid }]);
-      await net.removePod({ uid: a.uid, ips: [a.ip], netns: a.netns }, { deleted: true });
-      expect(await owners()).toEqual({ [a.ip]: b.uid });
-    });
-
-    it("with onConflict 'error' fails at the probe-set step, naming both owners", async () => {
-      const net = await node({ onConflict: 'error' });
-      const a = world.pod();
-      const b = world.pod(a.ip);
-      await net.addPod({ uid: a.uid, ips: [a.ip], netns: a.netns });
-      const err = await net.addPod({ uid: b.uid, ips: [b.ip], netns: b.netns }).catch((e: unknown) => e);
-      expect(err).toMatchObject({ step: 'probe-set', retryable: false, pod: b.uid });
-      expect((err as AgentError).cause).toBeInstanceOf(ProbeOwnerConflictError);
-      expect((err as AgentError).cause).toMatchObject({ previousOwner: a.uid, newOwner: b.uid });
-      expect(await owners()).toEqual({ [a.ip]: a.uid });
-    });
-
     it('unmaps IPv4-mapped addresses and sorts IPs by family', async () => {
+      const { world, node, owners } = current();
       const net = await node({ ipv6: true });
       const pod = world.pod();
       await net.addPod({ uid: pod.uid, ips: [`::ffff:${pod.ip}`, 'fd00::42'], netns: pod.netns });
@@ -176,20 +129,8 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
       expect(await owners(V6)).toEqual({ 'fd00::42': pod.uid });
     });
 
-    it('syncs a snapshot: upserts, prunes unclaimed IPs, and never prunes while a pod has no IP', async () => {
-      const net = await node();
-      const [a, b, c] = [world.pod(), world.pod(), world.pod()];
-      await net.addPod({ uid: a.uid, ips: [a.ip], netns: a.netns });
-      await net.addPod({ uid: c.uid, ips: [c.ip], netns: c.netns });
-      const waiting = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }, { uid: 'new', ips: [] }]);
-      expect(waiting).toMatchObject({ added: 1, unchanged: 1, takenOver: 0, pruned: [], pruneSkipped: true });
-      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid, [c.ip]: c.uid });
-      const report = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }]);
-      expect(report).toMatchObject({ added: 0, unchanged: 2, pruneSkipped: false, pruned: [{ ip: c.ip, owner: c.uid }] });
-      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid });
-    });
-
     it('re-applies lost in-pod rules from a snapshot when asked', async () => {
+      const { world, node } = current();
       const net = await node();
       const pod = world.pod();
       await net.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
@@ -201,6 +142,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('verifies and repairs drift of host rules and sets', async () => {
+      const { world, node } = current();
       const net = await node();
       expect((await net.verify()).inSync).toBe(true);
       const ipt = await world.hostIptables();
@@ -216,6 +158,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('stops: host rules deleted, sets flushed and destroyed; keep leaves them', async () => {
+      const { world, node, owners } = current();
       const kept = await node();
       const pod = world.pod();
       await kept.addPod({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
@@ -230,6 +173,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('puts the configured probe sources into the host and in-pod rules of each family, and repairs with them', async () => {
+      const { world, node } = current();
       const probeSource = { 4: '169.254.10.1', 6: 'fd00:7127::1' } as const;
       const net = await node({ ipv6: true, probeSourceV4: probeSource[4], probeSourceV6: probeSource[6] });
       const pod = world.pod();
@@ -249,6 +193,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it("applies, re-applies and removes an ingress-only pod's own rule variant", async () => {
+      const { world, node, owners } = current();
       const net = await node();
       const pod = world.pod();
       const info = { uid: pod.uid, ips: [pod.ip], netns: pod.netns, ingressOnly: true };
@@ -266,6 +211,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('refuses bad probe sources when constructed, and a pod whose ingressOnly is not a boolean', async () => {
+      const { world, node, owners } = current();
       const cases = [
         { probeSourceV4: 'fd00::1', argument: 'options.probeSourceV4', code: 'ERR_INVALID_ARG_VALUE' },
         { probeSourceV4: '169.254.7.127/32', argument: 'options.probeSourceV4', code: 'ERR_INVALID_ARG_VALUE' },
@@ -286,6 +232,7 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('logs structured fields through an injected logger, and nothing by default', async () => {
+      const { world, node } = current();
       const lines: { level: string; message: string; fields: Record<string, unknown> | undefined }[] = [];
       const logger = {
         info: (message: string, fields?: Record<string, unknown>) => lines.push({ level: 'info', message, fields }),
@@ -303,11 +250,16 @@ export function nodeNetworkContract(name: string, makeWorld: () => World): void 
     });
 
     it('refuses bad pods before doing anything', async () => {
+      const { node, owners } = current();
       const net = await node();
       await expect(net.addPod({ uid: '', ips: [] })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
       await expect(net.addPod({ uid: 'x', ips: ['10.1'] })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
       await expect(net.addPod({ uid: 'x', ips: ['10.0.0.1'] })).rejects.toMatchObject({ step: 'netns' });
       expect(await owners()).toEqual({});
     });
-  });
+  },
+};
+
+export function nodeNetworkContract(name: string, makeWorld: () => World): void {
+  nodeBackendContract(name, makeWorld, iptablesBackend);
 }

@@ -155,7 +155,7 @@ export function kernelWorld(): World {
   };
 }
 
-export async function started(world: World, extra: Partial<NodeNetworkOptions> = {}): Promise<NodeNetwork> {
+export async function started(world: Pick<World, 'options'>, extra: Partial<NodeNetworkOptions> = {}): Promise<NodeNetwork> {
   const node = new NodeNetwork({ ...(await world.options()), ...extra });
   await node.start();
   return node;

@@ -1,0 +1,116 @@
+// The NodeNetwork cases whose outcome does not depend on the backend (what a pod's probe entries become on a lost
+// namespace, a reused IP, a snapshot): one suite per backend and world, each backend bringing how it reads its probe
+// sets and the cases only it shows (node-network-contract.ts for iptables and ipset, nft-node-network-contract.ts for
+// nftables).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { AgentError, ProbeOwnerConflictError, type NodeNetwork, type NodeNetworkOptions, type ProbeConflict } from '../../lib/index.js';
+import { started, type PodRef } from './world.js';
+
+/** NodeWorld is what the shared cases need of a world: node options, pods, and a teardown. */
+export interface NodeWorld {
+  options(): Promise<NodeNetworkOptions>;
+  pod(ip?: string): PodRef;
+  dropNetns(pod: PodRef): void;
+  cleanup(): Promise<void>;
+}
+
+/** Owners maps each IP of a host probe set (default the IPv4 one) to its owner, as the backend's kernel lists it. */
+export type Owners = (set?: string) => Promise<Record<string, string | undefined>>;
+
+/** NodeCase is what a test gets: its world, a starter of nodes stopped after it, and the host's probe set owners. */
+export interface NodeCase<W extends NodeWorld> {
+  world: W;
+  node(extra?: Partial<NodeNetworkOptions>): Promise<NodeNetwork>;
+  owners: Owners;
+}
+
+/** NodeBackend is one backend of NodeNetwork as the suite checks it. */
+export interface NodeBackend<W extends NodeWorld, S extends { owners: Owners }> {
+  /** The suite's title before `: <name>`. */
+  title: string;
+  /** checks opens what the backend's assertions read the host through, once per test, after its world is made. */
+  checks(world: W): Promise<S>;
+  /** ownCases registers the backend's own cases, given a getter of the current test's case. */
+  ownCases(current: () => NodeCase<W> & S): void;
+}
+
+/** nodeBackendContract runs backend's own cases and then the shared ones in worlds from makeWorld. */
+export function nodeBackendContract<W extends NodeWorld, S extends { owners: Owners }>(
+  name: string,
+  makeWorld: () => W,
+  backend: NodeBackend<W, S>,
+): void {
+  describe(`${backend.title}: ${name}`, () => {
+    let world: W;
+    let checks: S;
+    const nodes: NodeNetwork[] = [];
+    const node = async (extra: Partial<NodeNetworkOptions> = {}) => {
+      const n = await started(world, extra);
+      nodes.push(n);
+      return n;
+    };
+    const owners: Owners = (set) => checks.owners(set);
+    const info = (pod: PodRef) => ({ uid: pod.uid, ips: [pod.ip], netns: pod.netns });
+
+    beforeEach(async () => {
+      world = makeWorld();
+      checks = await backend.checks(world);
+    });
+    afterEach(async () => {
+      for (const n of nodes.splice(0)) await n.stop({ keep: true }).catch(() => undefined);
+      await world.cleanup();
+    });
+
+    backend.ownCases(() => ({ ...checks, world, node, owners }));
+
+    it('fails at the netns step, adding nothing, when the pod namespace is gone', async () => {
+      const net = await node();
+      const pod = world.pod();
+      world.dropNetns(pod);
+      const err = await net.addPod(info(pod)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AgentError);
+      expect(err).toMatchObject({ step: 'netns', code: 'ERR_AGENT_NETNS', retryable: false, pod: pod.uid });
+      expect((err as AgentError).cause).toMatchObject({ code: 'ENOENT' });
+      expect(await owners()).toEqual({});
+    });
+
+    it('reports a reused IP as a conflict, takes it over, and never removes the new owner', async () => {
+      const net = await node();
+      const conflicts: ProbeConflict[] = [];
+      net.on('conflict', (c) => conflicts.push(c));
+      const a = world.pod();
+      const b = world.pod(a.ip);
+      await net.addPod(info(a));
+      await net.addPod(info(b));
+      expect(conflicts).toEqual([{ ip: a.ip, previousOwner: a.uid, newOwner: b.uid }]);
+      await net.removePod(info(a), { deleted: true });
+      expect(await owners()).toEqual({ [a.ip]: b.uid });
+    });
+
+    it("with onConflict 'error' fails at the probe-set step, naming both owners", async () => {
+      const net = await node({ onConflict: 'error' });
+      const a = world.pod();
+      const b = world.pod(a.ip);
+      await net.addPod(info(a));
+      const err = await net.addPod(info(b)).catch((e: unknown) => e);
+      expect(err).toMatchObject({ step: 'probe-set', retryable: false, pod: b.uid });
+      expect((err as AgentError).cause).toBeInstanceOf(ProbeOwnerConflictError);
+      expect((err as AgentError).cause).toMatchObject({ previousOwner: a.uid, newOwner: b.uid });
+      expect(await owners()).toEqual({ [a.ip]: a.uid });
+    });
+
+    it('syncs a snapshot: upserts, prunes unclaimed IPs, and never prunes while a pod has no IP', async () => {
+      const net = await node();
+      const [a, b, c] = [world.pod(), world.pod(), world.pod()];
+      await net.addPod(info(a));
+      await net.addPod(info(c));
+      const waiting = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }, { uid: 'new', ips: [] }]);
+      expect(waiting).toMatchObject({ added: 1, unchanged: 1, takenOver: 0, pruned: [], pruneSkipped: true });
+      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid, [c.ip]: c.uid });
+      const report = await net.syncSnapshot([{ uid: a.uid, ips: [a.ip] }, { uid: b.uid, ips: [b.ip] }]);
+      expect(report).toMatchObject({ added: 0, unchanged: 2, pruneSkipped: false, pruned: [{ ip: c.ip, owner: c.uid }] });
+      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid });
+    });
+  });
+}
