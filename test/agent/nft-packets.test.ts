@@ -5,8 +5,8 @@
 import { expect, it } from 'vitest';
 
 import { NodeNetwork, runInNetns } from '../../lib/index.js';
-import { SimulatedNode, echoWho, startEchoWho, type EchoWhoServer } from '../../lib/testing/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
+import { onTwoPods } from './simulated-pods.js';
 
 const PROBE_SOURCE = '169.254.7.127';
 
@@ -20,13 +20,7 @@ describePrivileged(
   'NodeNetwork (nftables backend) with real packets (SimulatedNode)',
   () => {
     it("SNATs the kubelet uid's host connections to an enrolled pod, not other uids', redirects pod traffic to 15006, and undoes both", async () => {
-      const sim = await SimulatedNode.create({ tag: `n-${process.env.PODNET_TEST_RUN ?? 'x'}`, pods: 2 });
-      let server: EchoWhoServer | undefined;
-      try {
-        const [podA, podB] = sim.pods as [(typeof sim.pods)[0], (typeof sim.pods)[0]];
-        server = await startEchoWho(podA.path, { ports: [8080, 15006], lifetimeMs: 50_000 });
-        const fromHost = () => echoWho(sim.host.path, podA.ip, 8080);
-        const fromPodB = () => echoWho(podB.path, podA.ip, 8080);
+      const { served, podB } = await onTwoPods('n', [8080, 15006], async ({ sim, podA, podB, fromHost, fromPodB }) => {
         expect(await fromHost()).toBe('8080 10.244.0.1');
         expect(await fromPodB()).toBe(`8080 ${podB.ip}`);
         const pod = { uid: podA.uid, ips: [podA.ip], netns: podA.path };
@@ -62,17 +56,10 @@ describePrivileged(
         } finally {
           await other.stop();
         }
-
-        const served = await server.stop();
-        server = undefined;
-        expect(served.exitCode).toBe(0);
-        expect(served.stdout).toContain(`conn 8080 ${PROBE_SOURCE}\n`);
-        expect(served.stdout).toContain(`conn 15006 ${podB.ip}\n`);
-        expect(served.stdout).toContain('conn 15006 10.244.0.1\n');
-      } finally {
-        await server?.stop().catch(() => undefined);
-        await sim.destroy();
-      }
+      });
+      expect(served).toContain(`conn 8080 ${PROBE_SOURCE}\n`);
+      expect(served).toContain(`conn 15006 ${podB.ip}\n`);
+      expect(served).toContain('conn 15006 10.244.0.1\n');
     });
   },
   missingBinary('nft'),

@@ -3,8 +3,9 @@
 import { expect, it } from 'vitest';
 
 import { NodeNetwork, runInNetns } from '../../lib/index.js';
-import { SimulatedNode, echoWho, startEchoWho, type EchoWhoServer } from '../../lib/testing/index.js';
+import { echoWho, type SimulatedNode } from '../../lib/testing/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
+import { onTwoPods } from './simulated-pods.js';
 
 const PROBE_SOURCE = '169.254.7.127';
 const CUSTOM_PROBE_SOURCE = '169.254.10.1';
@@ -25,14 +26,7 @@ describePrivileged(
   'NodeNetwork with real packets (SimulatedNode)',
   () => {
     it('SNATs host connections to an enrolled pod to the probe source, redirects pod traffic to 15006, and undoes both', async () => {
-      const sim = await SimulatedNode.create({ tag: `t-${process.env.PODNET_TEST_RUN ?? 'x'}`, pods: 2 });
-      let server: EchoWhoServer | undefined;
-      try {
-        const [podA, podB] = sim.pods as [(typeof sim.pods)[0], (typeof sim.pods)[0]];
-        server = await startEchoWho(podA.path, { ports: [8080, 15006], lifetimeMs: 50_000 });
-        const fromHost = () => echoWho(sim.host.path, podA.ip, 8080);
-        const fromPodB = () => echoWho(podB.path, podA.ip, 8080);
-
+      const { served, podB } = await onTwoPods('t', [8080, 15006], async ({ sim, podA, podB, fromHost, fromPodB }) => {
         // The plain node first, so the changes below are the agent's doing.
         expect(await fromHost()).toBe('8080 10.244.0.1');
         expect(await fromPodB()).toBe(`8080 ${podB.ip}`);
@@ -60,25 +54,14 @@ describePrivileged(
         const after = await hostState(sim);
         expect(after.rules).not.toMatch(/ISTIO|istio-inpod-probes/);
         expect(after.sets.trim()).toBe('');
-
-        const served = await server.stop();
-        server = undefined;
-        expect(served.exitCode).toBe(0);
-        expect(served.stdout).toContain(`conn 8080 ${PROBE_SOURCE}\n`);
-        expect(served.stdout).toContain(`conn 15006 ${podB.ip}\n`);
-      } finally {
-        await server?.stop().catch(() => undefined);
-        await sim.destroy();
-      }
+      });
+      expect(served).toContain(`conn 8080 ${PROBE_SOURCE}\n`);
+      expect(served).toContain(`conn 15006 ${podB.ip}\n`);
     });
 
     it("leaves an ingress-only pod's inbound alone but redirects its outbound, and SNATs probes to a configured source", async () => {
-      const sim = await SimulatedNode.create({ tag: `t-${process.env.PODNET_TEST_RUN ?? 'x'}`, pods: 2 });
-      let server: EchoWhoServer | undefined;
-      try {
-        const [podA, podB] = sim.pods as [(typeof sim.pods)[0], (typeof sim.pods)[0]];
-        // Pod B has no server: a connection from A that is not redirected to A's own 15001 is refused.
-        server = await startEchoWho(podA.path, { ports: [8080, 15001, 15006], lifetimeMs: 50_000 });
+      // Pod B has no server: a connection from A that is not redirected to A's own 15001 is refused.
+      const { served, podA } = await onTwoPods('t', [8080, 15001, 15006], async ({ sim, podA, podB }) => {
         const network = new NodeNetwork({ hostNetns: sim.host.path, probeSourceV4: CUSTOM_PROBE_SOURCE });
         await network.start();
         try {
@@ -99,14 +82,8 @@ describePrivileged(
         } finally {
           await network.stop();
         }
-        const served = await server.stop();
-        server = undefined;
-        expect(served.exitCode).toBe(0);
-        expect(served.stdout).toContain(`conn 15001 ${podA.ip}\n`);
-      } finally {
-        await server?.stop().catch(() => undefined);
-        await sim.destroy();
-      }
+      });
+      expect(served).toContain(`conn 15001 ${podA.ip}\n`);
     });
   },
   missingBinary('ipset', 'iptables-nft-save', 'iptables-legacy-save', 'iptables-nft-restore'),
