@@ -113,8 +113,10 @@ nft::Op InvalidOp(const Desc& d) {
     case 4: op.kind = nft::Op::kElements; break;  // no elements
     case 5:
       op.kind = nft::Op::kElements;
-      op.elements.resize(1);
-      op.elements[0].key.assign(NFT_DATA_VALUE_MAXLEN + 1, 1);
+      {
+        std::vector<uint8_t> key(NFT_DATA_VALUE_MAXLEN + 1, 1);
+        op.elements.Append(key.data(), key.size(), 0, nullptr);
+      }
       break;
     case 6: op.kind = nft::Op::kSet; op.set.keyLen = 0; break;  // an add: the key length is checked
     default:
@@ -251,13 +253,11 @@ nft::Op MakeOp(const Desc& d, bool* invalid) {
       op.set.name = Name("s", d.p1);
       op.set.id = (d.k & 0x40) ? 1 : 0;
       uint32_t n = ElementCount(d.p3);
-      op.elements.resize(n);
       for (uint32_t i = 0; i < n; i++) {
-        nft::Element& e = op.elements[i];
-        e.key = Key(i, wide);
-        e.flags = (d.p1 & 8) ? NFT_SET_ELEM_INTERVAL_END : 0;
-        e.hasComment = !comment.empty();
-        if (e.hasComment) e.comment.assign(comment.size(), static_cast<char>('a' + i % 26));
+        std::vector<uint8_t> key = Key(i, wide);
+        std::string text(comment.size(), static_cast<char>('a' + i % 26));
+        uint8_t flags = (d.p1 & 8) ? nft::kRecordIntervalEnd : 0;
+        FUZZ_CHECK(op.elements.Append(key.data(), key.size(), flags, comment.empty() ? nullptr : &text));
       }
       break;
     }
@@ -518,21 +518,21 @@ void Decoders(const uint8_t* data, size_t len) {
   } else {
     FUZZ_CHECK(why != nullptr);
   }
-  // Element records (the binding's input): what parses is whole and adds up to the bytes given; what does not
-  // leaves the output as it was.
-  std::vector<nft::Element> records(1);
+  // Element records (the binding's input): what is taken is whole, counted, and read back to its last byte;
+  // what is not leaves nothing taken.
+  nft::ElementRecords records;
   why = nullptr;
-  if (nft::DecodeElementRecords(data, len, &records, &why)) {
-    size_t bytes = 0;
-    for (size_t i = 1; i < records.size(); i++) {
-      const nft::Element& e = records[i];
-      FUZZ_CHECK(!e.key.empty() && e.key.size() <= 255 && e.comment.size() <= 0xffff);
-      FUZZ_CHECK(e.hasComment || e.comment.empty());
-      bytes += nft::kRecordHeader + e.key.size() + e.comment.size();
+  if (records.Assign(data, len, &why)) {
+    FUZZ_CHECK(records.byteLength() == len);
+    size_t at = 0, count = 0;
+    while (at < records.byteLength()) {
+      nft::ElementRecord e = records.Next(&at);
+      FUZZ_CHECK(e.keyLen > 0 && (e.comment != nullptr || e.commentLen == 0));
+      count++;
     }
-    FUZZ_CHECK(bytes == len);
+    FUZZ_CHECK(at == len && count == records.size());
   } else {
-    FUZZ_CHECK(why != nullptr && records.size() == 1);
+    FUZZ_CHECK(why != nullptr && records.empty() && records.byteLength() == 0);
   }
   for (uint8_t type : {nft::kUdataTableComment, nft::kUdataSetComment}) {
     std::string out = "unchanged";

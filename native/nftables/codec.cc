@@ -77,11 +77,13 @@ bool CheckName(const std::string& name, const char** why) {
   return true;
 }
 
-bool CheckComment(const std::string& comment, const char** why) {
-  if (comment.size() > kCommentMax) return Fail(why, "comment longer than 128 bytes");
-  if (memchr(comment.data(), 0, comment.size()) != nullptr) return Fail(why, "comment holds a NUL byte");
+bool CheckComment(const char* comment, size_t len, const char** why) {
+  if (len > kCommentMax) return Fail(why, "comment longer than 128 bytes");
+  if (memchr(comment, 0, len) != nullptr) return Fail(why, "comment holds a NUL byte");
   return true;
 }
+
+bool CheckComment(const std::string& comment, const char** why) { return CheckComment(comment.data(), comment.size(), why); }
 
 size_t Begin(nl::Writer& w, uint8_t msg, uint16_t flags, uint8_t family) {
   return w.BeginMessage(MsgType(msg), flags | NLM_F_REQUEST | NLM_F_ACK, 0, family);
@@ -187,13 +189,16 @@ bool EncodeElements(nl::Writer& w, const Op& op, uint32_t opIndex, std::vector<B
   const Set& s = op.set;
   if (!CheckName(s.table, why) || !CheckName(s.name, why)) return false;
   if (op.elements.empty()) return Fail(why, "element op without elements");
-  for (const Element& e : op.elements) {
-    if (e.key.empty() || e.key.size() > NFT_DATA_VALUE_MAXLEN) return Fail(why, "element key length out of range");
-    if (e.hasComment && !CheckComment(e.comment, why)) return false;
+  const ElementRecords& elements = op.elements;
+  for (size_t at = 0; at < elements.byteLength();) {
+    ElementRecord e = elements.Next(&at);
+    if (e.keyLen > NFT_DATA_VALUE_MAXLEN) return Fail(why, "element key length out of range");
+    if (e.comment != nullptr && !CheckComment(e.comment, e.commentLen, why)) return false;
   }
   uint8_t type = op.del ? NFT_MSG_DELSETELEM : NFT_MSG_NEWSETELEM;
   size_t i = 0;
-  while (i < op.elements.size()) {
+  size_t at = 0;
+  while (i < elements.size()) {
     BatchMessage m;
     m.op = opIndex;
     m.firstElement = static_cast<uint32_t>(i);
@@ -203,16 +208,24 @@ bool EncodeElements(nl::Writer& w, const Op& op, uint32_t opIndex, std::vector<B
     if (s.id != 0) PutNet32(w, NFTA_SET_ELEM_LIST_SET_ID, s.id);
     size_t list = w.BeginNest(NFTA_SET_ELEM_LIST_ELEMENTS);
     do {
-      const Element& e = op.elements[i];
+      ElementRecord e = elements.Next(&at);
       size_t elem = w.BeginNest(NFTA_LIST_ELEM);
       size_t key = w.BeginNest(NFTA_SET_ELEM_KEY);
-      w.Put(NFTA_DATA_VALUE, e.key.data(), e.key.size());
+      w.Put(NFTA_DATA_VALUE, e.key, e.keyLen);
       w.EndNest(key);
-      if (e.flags != 0) PutNet32(w, NFTA_SET_ELEM_FLAGS, e.flags);
-      if (!op.del && e.hasComment) PutComment(w, NFTA_SET_ELEM_USERDATA, kUdataElemComment, e.comment);
+      if (e.flags & kRecordIntervalEnd) PutNet32(w, NFTA_SET_ELEM_FLAGS, NFT_SET_ELEM_INTERVAL_END);
+      if (!op.del && e.commentLen > 0) {
+        // libnftnl's user data record, built on the stack: this runs once per element.
+        uint8_t udata[2 + kCommentMax + 1];
+        udata[0] = kUdataElemComment;
+        udata[1] = static_cast<uint8_t>(e.commentLen + 1);
+        memcpy(udata + 2, e.comment, e.commentLen);
+        udata[2 + e.commentLen] = 0;
+        w.Put(NFTA_SET_ELEM_USERDATA, udata, 3 + e.commentLen);
+      }
       w.EndNest(elem);
       i++;
-    } while (i < op.elements.size() && w.size() - list < kElementsNestMax);
+    } while (i < elements.size() && w.size() - list < kElementsNestMax);
     w.EndNest(list);
     w.EndMessage(m.offset);
     m.elementCount = static_cast<uint32_t>(i - m.firstElement);

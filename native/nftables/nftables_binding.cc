@@ -354,7 +354,7 @@ static nft::Op OpFrom(const Napi::Object& o) {
         Napi::Uint8Array a = records.As<Napi::Uint8Array>();
         const char* why = "";
         // lib/nftables writes the records; one that does not parse is a bug there, thrown before anything is sent.
-        if (!nft::DecodeElementRecords(a.Data(), a.ByteLength(), &op.elements, &why)) {
+        if (!op.elements.Assign(a.Data(), a.ByteLength(), &why)) {
           throw Napi::TypeError::New(o.Env(), why);
         }
       }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nftables/element_records.h"
 #include "nftables/expr.h"
 
 namespace podnet::nft {
@@ -102,7 +103,7 @@ struct Op {
   Table table;      // kTable, kFlushTable (family and name)
   Chain chain;      // kChain
   Set set;          // kSet; kElements: family, table and name of the set
-  std::vector<Element> elements;  // kElements
+  ElementRecords elements;  // kElements
   Rule rule;        // kRule
 };
 
