@@ -233,15 +233,33 @@ struct GetElementBaton : Baton<GetElementBaton>, DumpBaton {
   Napi::Value Result(Napi::Env env) { return found ? Napi::Value(ElementObject(env, element)) : env.Null(); }
 };
 
-static uint32_t U32(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Uint32Value() : 0;
-}
+static uint32_t U32Of(const Napi::Value& v) { return v.IsNumber() ? v.As<Napi::Number>().Uint32Value() : 0; }
 
-static std::string Str(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
-}
+static std::string StrOf(const Napi::Value& v) { return v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string(); }
+
+// Property names made once per run() call, by the address of the literal (or
+// schema entry) that names them: a name made from UTF-8 on every read is
+// looked up in V8's string table each time, which for one pod's rules was
+// most of the call.
+class Props {
+ public:
+  explicit Props(Napi::Env env) : env_(env) {}
+  Napi::Value Get(const Napi::Object& o, const char* name) { return o.Get(Key(name)); }
+  uint32_t U32(const Napi::Object& o, const char* name) { return U32Of(Get(o, name)); }
+  std::string Str(const Napi::Object& o, const char* name) { return StrOf(Get(o, name)); }
+
+ private:
+  Napi::Value Key(const char* name) {
+    for (const auto& [p, v] : keys_) {
+      if (p == name) return v;
+    }
+    Napi::String s = Napi::String::New(env_, name);
+    keys_.emplace_back(name, s);
+    return s;
+  }
+  Napi::Env env_;
+  std::vector<std::pair<const char*, Napi::Value>> keys_;
+};
 
 static std::vector<uint8_t> ByteVec(const Napi::Value& v) {
   if (!v.IsTypedArray()) return {};
@@ -250,10 +268,10 @@ static std::vector<uint8_t> ByteVec(const Napi::Value& v) {
 }
 
 // { name, fields } or, raw, { name, data }: the fields read by the name's schema.
-static nft::Expr ExprFrom(const Napi::Object& o) {
+static nft::Expr ExprFrom(Props& p, const Napi::Object& o) {
   nft::Expr x;
-  x.name = Str(o, "name");
-  Napi::Value data = o.Get("data");
+  x.name = p.Str(o, "name");
+  Napi::Value data = p.Get(o, "data");
   if (data.IsTypedArray()) {
     x.raw = true;
     x.data = ByteVec(data);
@@ -261,32 +279,32 @@ static nft::Expr ExprFrom(const Napi::Object& o) {
   }
   size_t count = 0;
   const nft::FieldSpec* specs = nft::ExprSchema(x.name, &count);
-  Napi::Value fv = o.Get("fields");
+  Napi::Value fv = p.Get(o, "fields");
   if (specs == nullptr || !fv.IsObject()) return x;
   Napi::Object fields = fv.As<Napi::Object>();
   for (size_t i = 0; i < count; i++) {
     const nft::FieldSpec& spec = specs[i];
-    Napi::Value v = fields.Get(spec.key);
+    Napi::Value v = p.Get(fields, spec.key);
     if (v.IsUndefined()) continue;
     nft::ExprField f;
     f.spec = &spec;
     switch (spec.kind) {
       case nft::FieldKind::kU32:
       case nft::FieldKind::kU8:
-        f.num = U32(fields, spec.key);
+        f.num = U32Of(v);
         break;
       case nft::FieldKind::kU64:
         f.num = v.IsNumber() ? static_cast<uint64_t>(v.As<Napi::Number>().Int64Value()) : 0;
         break;
       case nft::FieldKind::kString:
-        f.str = Str(fields, spec.key);
+        f.str = StrOf(v);
         break;
       case nft::FieldKind::kData:
         f.bytes = ByteVec(v);
         break;
       case nft::FieldKind::kVerdict: {
         f.num = v.IsNumber() ? static_cast<uint32_t>(v.As<Napi::Number>().Int32Value()) : 0;
-        Napi::Value chain = fields.Get("chain");
+        Napi::Value chain = p.Get(fields, "chain");
         if (chain.IsString()) {
           f.hasChain = true;
           f.str = chain.As<Napi::String>().Utf8Value();
@@ -303,15 +321,15 @@ static nft::Expr ExprFrom(const Napi::Object& o) {
 
 // { kind, del, flags, family, table, name, comment, hook?, priority, type, policy?, setFlags, keyType, keyLen,
 //   size, setId, records (element records, element_records.h), chain, handle?, position?, exprs }
-static nft::Op OpFrom(const Napi::Object& o) {
+static nft::Op OpFrom(Props& p, const Napi::Object& o) {
   nft::Op op;
-  op.kind = static_cast<nft::Op::Kind>(U32(o, "kind"));
-  op.del = o.Get("del").ToBoolean();
-  op.flags = static_cast<uint16_t>(U32(o, "flags"));
-  uint8_t family = static_cast<uint8_t>(U32(o, "family"));
-  std::string table = Str(o, "table");
-  std::string name = Str(o, "name");
-  std::string comment = Str(o, "comment");
+  op.kind = static_cast<nft::Op::Kind>(p.U32(o, "kind"));
+  op.del = p.Get(o, "del").ToBoolean();
+  op.flags = static_cast<uint16_t>(p.U32(o, "flags"));
+  uint8_t family = static_cast<uint8_t>(p.U32(o, "family"));
+  std::string table = p.Str(o, "table");
+  std::string name = p.Str(o, "name");
+  std::string comment = p.Str(o, "comment");
   switch (op.kind) {
     case nft::Op::kTable:
     case nft::Op::kFlushTable:
@@ -325,15 +343,15 @@ static nft::Op OpFrom(const Napi::Object& o) {
       c.table = table;
       c.name = name;
       c.comment = comment;
-      if (o.Get("hook").IsNumber()) {
+      if (p.Get(o, "hook").IsNumber()) {
         c.hasHook = true;
-        c.hook = U32(o, "hook");
-        c.priority = o.Get("priority").As<Napi::Number>().Int32Value();
-        c.type = Str(o, "type");
+        c.hook = p.U32(o, "hook");
+        c.priority = p.Get(o, "priority").As<Napi::Number>().Int32Value();
+        c.type = p.Str(o, "type");
       }
-      if (o.Get("policy").IsNumber()) {
+      if (p.Get(o, "policy").IsNumber()) {
         c.hasPolicy = true;
-        c.policy = U32(o, "policy");
+        c.policy = p.U32(o, "policy");
       }
       break;
     }
@@ -344,12 +362,12 @@ static nft::Op OpFrom(const Napi::Object& o) {
       s.table = table;
       s.name = name;
       s.comment = comment;
-      s.flags = U32(o, "setFlags");
-      s.keyType = U32(o, "keyType");
-      s.keyLen = U32(o, "keyLen");
-      s.size = U32(o, "size");
-      s.id = U32(o, "setId");
-      Napi::Value records = o.Get("records");
+      s.flags = p.U32(o, "setFlags");
+      s.keyType = p.U32(o, "keyType");
+      s.keyLen = p.U32(o, "keyLen");
+      s.size = p.U32(o, "size");
+      s.id = p.U32(o, "setId");
+      Napi::Value records = p.Get(o, "records");
       if (records.IsTypedArray()) {
         Napi::Uint8Array a = records.As<Napi::Uint8Array>();
         const char* why = "";
@@ -364,23 +382,23 @@ static nft::Op OpFrom(const Napi::Object& o) {
       nft::Rule& r = op.rule;
       r.family = family;
       r.table = table;
-      r.chain = Str(o, "chain");
+      r.chain = p.Str(o, "chain");
       r.comment = comment;
-      Napi::Value handle = o.Get("handle");
+      Napi::Value handle = p.Get(o, "handle");
       if (handle.IsNumber()) {
         r.hasHandle = true;
         r.handle = static_cast<uint64_t>(handle.As<Napi::Number>().Int64Value());
       }
-      Napi::Value position = o.Get("position");
+      Napi::Value position = p.Get(o, "position");
       if (position.IsNumber()) {
         r.hasPosition = true;
         r.position = static_cast<uint64_t>(position.As<Napi::Number>().Int64Value());
       }
-      Napi::Value exprs = o.Get("exprs");
+      Napi::Value exprs = p.Get(o, "exprs");
       if (exprs.IsArray()) {
         Napi::Array a = exprs.As<Napi::Array>();
         r.exprs.reserve(a.Length());
-        for (uint32_t i = 0; i < a.Length(); i++) r.exprs.push_back(ExprFrom(a.Get(i).As<Napi::Object>()));
+        for (uint32_t i = 0; i < a.Length(); i++) r.exprs.push_back(ExprFrom(p, a.Get(i).As<Napi::Object>()));
       }
       break;
     }
@@ -433,7 +451,8 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
     auto b = std::make_unique<RunBatonT>();
     Napi::Array ops = info[0].As<Napi::Array>();
     b->ops.reserve(ops.Length());
-    for (uint32_t i = 0; i < ops.Length(); i++) b->ops.push_back(OpFrom(ops.Get(i).As<Napi::Object>()));
+    Props props(info.Env());
+    for (uint32_t i = 0; i < ops.Length(); i++) b->ops.push_back(OpFrom(props, ops.Get(i).As<Napi::Object>()));
     return Start(info, std::move(b), "podnet:nftablesRun");
   }
 
