@@ -43,7 +43,7 @@ const groups = [
   ['spawn', async () => (await import('./spawn.mjs')).spawnScenarios(res, cfg)],
   ['proxy', async () => (await import('./proxy.mjs')).proxyScenarios(res, cfg, binDir)],
   ['agent', async () => (await import('./agent.mjs')).agentScenarios(res, cfg)],
-  ['nftables', async () => (await import('./nftables.mjs')).nftablesScenarios(res, cfg)],
+  ['nftables', async () => (await import('./nftables.mjs')).nftablesScenarios(res, cfg, binDir)],
 ];
 
 let crashed = false;
