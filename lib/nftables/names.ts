@@ -5,7 +5,11 @@ export const FAMILIES: Readonly<Record<NftFamily, number>> = { inet: 1, ip: 2, a
 export const HOOKS: Readonly<Record<NftHook, number>> = { prerouting: 0, input: 1, forward: 2, output: 3, postrouting: 4, ingress: 5 };
 export const POLICIES: Readonly<Record<NftPolicy, number>> = { drop: 0, accept: 1 };
 /** NFT_SET_* flag bits. */
-export const SET_FLAGS = { constant: 0x2, interval: 0x4, timeout: 0x10 } as const;
+/**
+ * The set flags podnet makes sets with. Not NFT_SET_INTERVAL: an interval set holds ranges as start and end
+ * elements, and an address added alone, as addElement adds it, would start a range that never ends.
+ */
+export const SET_FLAGS = { constant: 0x2, timeout: 0x10 } as const;
 export const KEY_LENGTHS: Readonly<Record<NftSetKeyType, number>> = { ipv4_addr: 4, ipv6_addr: 16 };
 
 function reverse<K extends string>(table: Readonly<Record<K, number>>): Map<number, K> {

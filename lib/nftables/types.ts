@@ -55,7 +55,7 @@ export interface NftChainSpec {
 /** NftSetKeyType is the type of a set's keys: IPv4 or IPv6 addresses. */
 export type NftSetKeyType = 'ipv4_addr' | 'ipv6_addr';
 /** NftSetFlag is a set flag, as nft names it. */
-export type NftSetFlag = 'constant' | 'interval' | 'timeout';
+export type NftSetFlag = 'constant' | 'timeout';
 
 /** NftSetSpec describes a set to add. */
 export interface NftSetSpec {
@@ -67,7 +67,11 @@ export interface NftSetSpec {
   name: string;
   /** The type of its keys. */
   type: NftSetKeyType;
-  /** The set's flags (`interval` for prefixes and ranges, `timeout` for elements that expire). */
+  /**
+   * The set's flags: `constant` (no element changes once a rule uses it), `timeout` (elements that expire). Not
+   * `interval`: podnet's elements are single addresses, and one of those alone in an interval set starts a range that
+   * never ends.
+   */
   flags?: NftSetFlag[];
   /**
    * The most elements it holds (nft's `size`; ipset's maxelem): an add beyond it fails with ENFILE. The kernel also

@@ -4,7 +4,7 @@
  * elements by key with their user data, an exclusive add of one already there is EEXIST, a plain add leaves it as
  * it is, a delete of a missing one is ENOENT. Interval sets are not modelled: the kernel keeps their elements as
  * range starts and ends (an address is then found inside a range, a second start overlaps), so the fake refuses
- * to create one (EOPNOTSUPP) rather than answer unlike the kernel.
+ * to create one (EOPNOTSUPP) rather than answer unlike the kernel; podnet's Nftables does not make them either.
  */
 import type { Attr } from '../fake-netlink/codec.js';
 import {
