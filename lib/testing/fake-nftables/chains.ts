@@ -118,7 +118,8 @@ export function delChain(draft: Draft, req: Request): void {
     chain = lookupChain(table, nameAttr);
   }
   const bad = nameAttr ?? handleAttr;
-  if (req.msg.flags & NLM_F_NONREC && chain.rules.length + chain.refs > 0) fail(E.EBUSY, bad);
+  // NLM_F_NONREC is refused before the attribute is looked at: no offset.
+  if (req.msg.flags & NLM_F_NONREC && chain.rules.length + chain.refs > 0) fail(E.EBUSY);
   // The chain's own rules go with it; jumps from elsewhere keep it.
   if (chain.refs > 0) fail(E.EBUSY, bad);
   const { table: t, chain: c } = draft.mutableChain(table, chain);

@@ -155,6 +155,7 @@ export const E = {
   EINVAL: 22,
   ENFILE: 23,
   ENOSPC: 28,
+  EMLINK: 31,
   ERANGE: 34,
   ENAMETOOLONG: 36,
   ELOOP: 40,

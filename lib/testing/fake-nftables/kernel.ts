@@ -1,8 +1,9 @@
 /**
  * nfnetlink as nf_tables sees it: a sendmsg that starts with NFNL_MSG_BATCH_BEGIN is one batch (nfnetlink_rcv_batch:
  * res_id names the subsystem, the generation is checked, every message is processed even after one failed, acks
- * and errors are queued and delivered after the commit or abort, END is never acknowledged, and what follows END is
- * dropped); anything else is messages one by one (netlink_rcv_skb: GETs answered, changes refused with EINVAL).
+ * and errors are queued and delivered after the commit or abort, a batch whose tables fail validation at the
+ * commit is aborted and replayed so that the rule to blame is named, END is never acknowledged, and what follows
+ * END is dropped); anything else is messages one by one (netlink_rcv_skb: GETs answered, changes refused with EINVAL).
  */
 import { type NlMsg, splitMessages } from '../fake-netlink/codec.js';
 import { type ReplyTo, ack, errorReply } from '../fake-rtnetlink/codec.js';
@@ -28,6 +29,7 @@ import { Failure, type Request, parseRequest } from './request.js';
 import { delRule, newRule } from './rules.js';
 import { type BatchIds, delSet, delSetElem, newSet, newSetElem } from './sets.js';
 import { delTable, newTable } from './tables.js';
+import { validateTable } from './validate.js';
 
 /** How many subsystems nfnetlink has slots for (NFNL_SUBSYS_COUNT): a res_id past them is EINVAL. */
 const NFNL_SUBSYS_COUNT = 12;
@@ -91,7 +93,7 @@ export class NftKernel {
     }
   }
 
-  #batch(request: Uint8Array, msgs: NlMsg[], hook?: MessageHook): Uint8Array[] {
+  #batch(request: Uint8Array, msgs: NlMsg[], hook?: MessageHook, replay = false): Uint8Array[] {
     const begin = msgs[0]!;
     if (begin.len < NLMSG_HDRLEN + NFGENMSG_LEN) return [];
     const b = begin.bytes;
@@ -109,7 +111,7 @@ export class NftKernel {
     const queued: Uint8Array[] = [];
     if (begin.flags & NLM_F_ACK) queued.push(ack(begin, this.replyTo(begin)));
     const draft = new Draft(this.state);
-    const ids: BatchIds = { sets: new Map() };
+    const ids: BatchIds = { sets: new Map(), validate: new Set(), replay };
     let failed = false;
     let done = false;
     let consumed = alignedLength(begin);
@@ -153,11 +155,26 @@ export class NftKernel {
     }
     // Bytes after the last whole message (a cut header) fail the batch as a malformed one does.
     if (!done && consumed < request.byteLength && request.byteLength - consumed >= NLMSG_HDRLEN) return this.#abort(draft, []);
+    if (!failed && !replay && !this.#valid(draft, ids)) {
+      // The commit (or, for a batch without END, the abort) found a table the kernel will not run: nfnetlink
+      // aborts and replays the batch, and the replay names the rule (see validate.ts). What the first pass took
+      // stays taken, handles included.
+      this.#abort(draft, []);
+      return this.#batch(request, msgs, hook, true);
+    }
     if (done && !failed) {
       draft.commit();
       return queued;
     }
     return this.#abort(draft, queued);
+  }
+
+  #valid(draft: Draft, ids: BatchIds): boolean {
+    for (const key of ids.validate) {
+      const table = draft.tables.get(key);
+      if (table && validateTable(table) !== 0) return false;
+    }
+    return true;
   }
 
   /** abort drops the batch's changes (handles it took stay taken, as in the kernel) and returns what is said. */

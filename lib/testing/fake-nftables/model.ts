@@ -32,6 +32,12 @@ export interface SetObj {
   elements: Map<string, ElementObj>;
 }
 
+/**
+ * RuleCheck is what a table's validation looks at in a rule, in the rule's order: a jump or goto to walk into, or a
+ * statement that may run only under base chains of some hooks (NF_INET_* bits), of the nat type when nat is set.
+ */
+export type RuleCheck = { kind: 'jump'; chain: string } | { kind: 'hooks'; nat: boolean; hooks: number };
+
 export interface RuleObj {
   handle: bigint;
   /** The NFTA_RULE_EXPRESSIONS payload as it came. */
@@ -40,6 +46,7 @@ export interface RuleObj {
   /** What the rule holds: the sets its lookups use, the chains it jumps to. */
   sets: string[];
   jumps: string[];
+  checks: RuleCheck[];
 }
 
 export interface ChainObj {

@@ -1,35 +1,28 @@
 /**
  * NEWRULE and DELRULE inside a batch (nf_tables_newrule / delrule). A rule's expressions are kept as the bytes they
- * came with and dumped back; the fake reads only what the kernel's checks need: every expression's name against
- * the kernel's list (an unknown one is ENOENT), the set a lookup names (ENOENT when missing, and the set is then in
- * use), and the chain an immediate jump or goto names (ENOENT when missing, EOPNOTSUPP for a base chain). The
- * expressions are kept in the form the kernel dumps them (expr-dump.ts). Loops of jumps are not looked for, and
- * the expressions' own attributes are not checked (a malformed cmp the kernel refuses is taken).
+ * came with, in the form the kernel dumps them (expr-dump.ts). They are checked as the kernel checks them, because
+ * a fake that takes a rule the kernel refuses lets a caller's bug through to production: names, attributes, keys
+ * and registers when the rule is made (expr-check.ts), and where a NAT statement or a jump may lead when its table
+ * is validated (validate.ts), at the commit and, in the batch the kernel then replays, after every rule. The sets
+ * a rule looks up and the chains it jumps to are held while it lives (EBUSY for their delete).
  */
-import type { Attr } from '../fake-netlink/codec.js';
+import type { Attr, AttrTable } from '../fake-netlink/codec.js';
 import {
   E,
-  EXPRESSIONS,
-  NFT_GOTO,
-  NFT_JUMP,
-  NFT_RULE_MAXEXPRS,
-  NFTA_DATA,
-  NFTA_EXPR,
-  NFTA_IMMEDIATE,
-  NFTA_LIST_ELEM,
   NFTA_LOOKUP,
   NFTA_RULE,
-  NFTA_VERDICT,
   NLM_F_APPEND,
   NLM_F_CREATE,
   NLM_F_EXCL,
   NLM_F_REPLACE,
 } from './constants.js';
-import type { ChainObj, Draft, RuleObj, TableObj } from './model.js';
+import { type ChainObj, type Draft, type RuleObj, type SetObj, type TableObj, tableKey } from './model.js';
 import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';
 import { lookupTable } from './tables.js';
 import type { BatchIds } from './sets.js';
 import { dumpExpressions } from './expr-dump.js';
+import { type RuleRefs, checkExpressions } from './expr-check.js';
+import { validateTable } from './validate.js';
 
 function lookupChainIn(table: TableObj, attr: Attr): ChainObj {
   const c = table.chains.get(nameOf(attr)!);
@@ -37,53 +30,19 @@ function lookupChainIn(table: TableObj, attr: Attr): ChainObj {
   return c;
 }
 
-/** What a rule's expressions refer to, checked as nf_tables_newrule's expression parsing checks it. */
-function parseExpressions(table: TableObj, attr: Attr | undefined, ids: BatchIds): { sets: string[]; jumps: string[] } {
-  const sets: string[] = [];
-  const jumps: string[] = [];
-  if (!attr) return { sets, jumps };
-  let n = 0;
-  for (const item of attr.children().all) {
-    if (item.type !== NFTA_LIST_ELEM) fail(E.EINVAL, item);
-    if (n === NFT_RULE_MAXEXPRS) fail(E.E2BIG, item);
-    n++;
-    const e = item.children().byType;
-    const name = nameOf(e.get(NFTA_EXPR.NAME));
-    if (name === undefined) fail(E.EINVAL, item);
-    if (!EXPRESSIONS.has(name)) fail(E.ENOENT, item);
-    const data = e.get(NFTA_EXPR.DATA)?.children().byType;
-    if (name === 'lookup' && data) {
-      const setAttr = data.get(NFTA_LOOKUP.SET);
-      if (!setAttr) fail(E.EINVAL, item);
-      let set = nameOf(setAttr)!;
-      if (!table.sets.has(set)) {
-        const idAttr = data.get(NFTA_LOOKUP.SET_ID);
-        const byId = idAttr ? ids.sets.get(`${table.family}/${table.name}/${be32(idAttr)}`) : undefined;
-        if (byId === undefined || !table.sets.has(byId)) fail(E.ENOENT, item);
-        set = byId;
-      }
-      sets.push(set);
-    }
-    if (name === 'immediate' && data) {
-      const verdict = data.get(NFTA_IMMEDIATE.DATA)?.children().byType.get(NFTA_DATA.VERDICT)?.children().byType;
-      const code = verdict?.get(NFTA_VERDICT.CODE);
-      if (verdict && code) {
-        const v = be32(code) | 0;
-        if (v === NFT_JUMP || v === NFT_GOTO) {
-          const chainAttr = verdict.get(NFTA_VERDICT.CHAIN);
-          if (!chainAttr) fail(E.EINVAL, item);
-          const target = lookupChainIn(table, chainAttr);
-          if (target.base) fail(E.EOPNOTSUPP, item);
-          jumps.push(target.name);
-        }
-      }
-    }
-  }
-  return { sets, jumps };
+/** The set a lookup names: by name, or by the id of a set made earlier in the batch. */
+function setFinder(table: TableObj, ids: BatchIds): (d: AttrTable) => SetObj | undefined {
+  return (d) => {
+    const byName = table.sets.get(nameOf(d.get(NFTA_LOOKUP.SET))!);
+    if (byName) return byName;
+    const idAttr = d.get(NFTA_LOOKUP.SET_ID);
+    const name = idAttr && idAttr.len >= 4 ? ids.sets.get(`${table.family}/${table.name}/${be32(idAttr)}`) : undefined;
+    return name === undefined ? undefined : table.sets.get(name);
+  };
 }
 
 /** holdRefs counts the rule's references on the sets and chains it names (in the draft's copies). */
-function holdRefs(draft: Draft, table: TableObj, refs: { sets: string[]; jumps: string[] }, delta: number): TableObj {
+function holdRefs(draft: Draft, table: TableObj, refs: Pick<RuleRefs, 'sets' | 'jumps'>, delta: number): TableObj {
   let t = table;
   for (const s of refs.sets) {
     const cur = t.sets.get(s);
@@ -137,7 +96,7 @@ export function newRule(draft: Draft, req: Request, ids: BatchIds): void {
     }
   }
   const exprAttr = a.get(NFTA_RULE.EXPRESSIONS);
-  const refs = parseExpressions(t0, exprAttr, ids);
+  const refs = checkExpressions(t0, exprAttr, setFinder(t0, ids));
   const udata = udataOf(a.get(NFTA_RULE.USERDATA));
   const expressions = exprAttr ? dumpExpressions(exprAttr.value) : new Uint8Array(0);
   const rule: RuleObj = draft.fresh({ handle, expressions, udata, ...refs });
@@ -156,6 +115,14 @@ export function newRule(draft: Draft, req: Request, ids: BatchIds): void {
     rules.splice(at, 0, rule);
   } else {
     rules.unshift(rule);
+  }
+  const key = tableKey(t.family, t.name);
+  ids.validate.add(key);
+  // A batch the kernel replays after its commit failed validation is validated rule by rule; the rule stays in the
+  // chain, so every later rule of the table fails too.
+  if (ids.replay) {
+    const err = validateTable(draft.tables.get(key)!);
+    if (err !== 0) fail(err);
   }
 }
 

@@ -34,9 +34,14 @@ import type { Draft, SetObj, TableObj } from './model.js';
 import { type Request, be32, be64, fail, hex, nameOf, udataOf } from './request.js';
 import { lookupTable } from './tables.js';
 
-/** BatchIds maps the batch-local NFTA_SET_ID of sets made in this batch to their names. */
+/** BatchIds is what one pass over a batch carries from message to message. */
 export interface BatchIds {
+  /** The batch-local NFTA_SET_ID of sets made in this batch, to their names. */
   sets: Map<string, string>;
+  /** The tables that took a rule, which the commit validates. */
+  validate: Set<string>;
+  /** Whether this is the pass the kernel replays after a failed validation (every NEWRULE validated at once). */
+  replay: boolean;
 }
 
 const SET_FLAGS = NFT_SET_ANONYMOUS | NFT_SET_CONSTANT | NFT_SET_INTERVAL | NFT_SET_TIMEOUT | NFT_SET_MAP | NFT_SET_EVAL | NFT_SET_OBJECT | NFT_SET_CONCAT | NFT_SET_EXPR;

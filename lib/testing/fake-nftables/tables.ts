@@ -69,6 +69,7 @@ export function delTable(draft: Draft, req: Request): void {
   } else {
     table = lookupTable(draft, req.family, nameAttr);
   }
-  if (req.msg.flags & NLM_F_NONREC && tableUse(table) > 0) fail(E.EBUSY, nameAttr ?? handleAttr);
+  // The kernel names no attribute for a table still in use.
+  if (req.msg.flags & NLM_F_NONREC && tableUse(table) > 0) fail(E.EBUSY);
   draft.deleteTable(table);
 }
