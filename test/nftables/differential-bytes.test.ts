@@ -227,6 +227,38 @@ const RULE_CASES: Case[] = [
     ],
   },
   {
+    name: 'a failed validation across tables: the first bad table in the netns is replayed; new tables fail at once until a commit',
+    requests: () => {
+      const two = () =>
+        batch(
+          table('a'), chain('a', 'f', filterAt(HOOK.prerouting)), chain('a', 'n', natAt(HOOK.prerouting)),
+          table('b', IP), chain('b', 'f', filterAt(HOOK.prerouting), undefined, IP),
+        );
+      const badA = () => rule('a', 'f', toPort());
+      const badB = () => rule('b', 'f', toPort(), undefined, [], IP);
+      const badNew = (name: string) => [table(name), chain(name, 'f', filterAt(HOOK.prerouting)), rule(name, 'f', toPort())];
+      return [
+        two(),
+        batch(badB(), badA()),
+        batch(badA(), badB()),
+        batch(...badNew('x'), badA()),
+        batch(...badNew('x')),
+        batch(rule('a', 'missing', [counter()])),
+        batch(...badNew('x')),
+        batch(),
+        batch(...badNew('x')),
+        batch(rule('a', 'n', toPort())),
+        batch(...badNew('x')),
+        batch(badA()),
+        batch(table('y')),
+        batch(...badNew('x')),
+        batch(table('z')),
+        dumpOf(M.GETTABLE, 0),
+        dumpOf(M.GETRULE, INET, str(1, 'a')),
+      ];
+    },
+  },
+  {
     name: 'jumps: a loop no base chain reaches is taken, one it reaches is EMLINK, as is a chain 16 jumps down; 15 are taken',
     requests: () => [
       natTable(...Array.from({ length: 17 }, (_, i) => chain('t', `d${i}`))),

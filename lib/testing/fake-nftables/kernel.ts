@@ -93,7 +93,7 @@ export class NftKernel {
     }
   }
 
-  #batch(request: Uint8Array, msgs: NlMsg[], hook?: MessageHook, replay = false): Uint8Array[] {
+  #batch(request: Uint8Array, msgs: NlMsg[], hook?: MessageHook, replayFor?: string): Uint8Array[] {
     const begin = msgs[0]!;
     if (begin.len < NLMSG_HDRLEN + NFGENMSG_LEN) return [];
     const b = begin.bytes;
@@ -111,7 +111,7 @@ export class NftKernel {
     const queued: Uint8Array[] = [];
     if (begin.flags & NLM_F_ACK) queued.push(ack(begin, this.replyTo(begin)));
     const draft = new Draft(this.state);
-    const ids: BatchIds = { sets: new Map(), validate: new Set(), replay };
+    const ids: BatchIds = { sets: new Map(), validate: new Set(), validateNow: new Set(replayFor === undefined ? [] : [replayFor]) };
     let failed = false;
     let done = false;
     let consumed = alignedLength(begin);
@@ -155,12 +155,14 @@ export class NftKernel {
     }
     // Bytes after the last whole message (a cut header) fail the batch as a malformed one does.
     if (!done && consumed < request.byteLength && request.byteLength - consumed >= NLMSG_HDRLEN) return this.#abort(draft, []);
-    if (!failed && !replay && !this.#valid(draft, ids)) {
+    const invalid = !failed && replayFor === undefined ? this.#firstInvalid(draft, ids) : undefined;
+    if (invalid !== undefined) {
       // The commit (or, for a batch without END, the abort) found a table the kernel will not run: nfnetlink
-      // aborts and replays the batch, and the replay names the rule (see validate.ts). What the first pass took
-      // stays taken, handles included.
+      // aborts and replays the batch with that table validated after every rule, which names the rule. What the
+      // first pass took stays taken, handles included.
+      if (done) this.state.validateDo = true;
       this.#abort(draft, []);
-      return this.#batch(request, msgs, hook, true);
+      return this.#batch(request, msgs, hook, invalid);
     }
     if (done && !failed) {
       draft.commit();
@@ -169,12 +171,12 @@ export class NftKernel {
     return this.#abort(draft, queued);
   }
 
-  #valid(draft: Draft, ids: BatchIds): boolean {
-    for (const key of ids.validate) {
-      const table = draft.tables.get(key);
-      if (table && validateTable(table) !== 0) return false;
+  /** The first table, in the netns's order, that the batch gave a rule and that fails validation. */
+  #firstInvalid(draft: Draft, ids: BatchIds): string | undefined {
+    for (const [key, table] of draft.tables) {
+      if ((ids.validate.has(key) || ids.validateNow.has(key)) && validateTable(table) !== 0) return key;
     }
-    return true;
+    return undefined;
   }
 
   /** abort drops the batch's changes (handles it took stay taken, as in the kernel) and returns what is said. */
@@ -185,8 +187,13 @@ export class NftKernel {
 
   #apply(draft: Draft, req: Request, cmd: number, ids: BatchIds): void {
     switch (cmd) {
-      case NFT_MSG.NEWTABLE:
-        return newTable(draft, req);
+      case NFT_MSG.NEWTABLE: {
+        const before = new Set(draft.tables.keys());
+        newTable(draft, req);
+        // A table made while the last commit's validation failure stands is validated after every rule.
+        if (this.state.validateDo) for (const key of draft.tables.keys()) if (!before.has(key)) ids.validateNow.add(key);
+        return;
+      }
       case NFT_MSG.DELTABLE:
         return delTable(draft, req);
       case NFT_MSG.NEWCHAIN:

@@ -78,6 +78,11 @@ export interface State {
   nextTableHandle: bigint;
   /** The generation (nft_net->base_seq): moves on with every commit that changed something. */
   genId: number;
+  /**
+   * Whether the last commit failed validation (nft_net->validate_state DO): until a commit succeeds, a new table
+   * is validated after each of its rules, so its bad rule fails at once, without a replay.
+   */
+  validateDo: boolean;
 }
 
 export function tableKey(family: number, name: string): string {
@@ -85,7 +90,7 @@ export function tableKey(family: number, name: string): string {
 }
 
 export function emptyState(): State {
-  return { tables: new Map(), nextTableHandle: 1n, genId: 1 };
+  return { tables: new Map(), nextTableHandle: 1n, genId: 1, validateDo: false };
 }
 
 /** Draft is one batch's view of the state: reads see the batch's own changes, writes copy on first touch. */
@@ -170,6 +175,7 @@ export class Draft {
   /** commit writes the batch's state into the base, moving the generation on when something changed. */
   commit(): void {
     if (!this.changed) return;
+    this.base.validateDo = false;
     this.base.tables = this.tables;
     this.base.nextTableHandle = this.nextTableHandle;
     // The kernel skips 0 when base_seq wraps.

@@ -118,9 +118,8 @@ export function newRule(draft: Draft, req: Request, ids: BatchIds): void {
   }
   const key = tableKey(t.family, t.name);
   ids.validate.add(key);
-  // A batch the kernel replays after its commit failed validation is validated rule by rule; the rule stays in the
-  // chain, so every later rule of the table fails too.
-  if (ids.replay) {
+  // The rule stays in the chain when its table fails, so every later rule of the table fails too.
+  if (ids.validateNow.has(key)) {
     const err = validateTable(draft.tables.get(key)!);
     if (err !== 0) fail(err);
   }

@@ -40,8 +40,8 @@ export interface BatchIds {
   sets: Map<string, string>;
   /** The tables that took a rule, which the commit validates. */
   validate: Set<string>;
-  /** Whether this is the pass the kernel replays after a failed validation (every NEWRULE validated at once). */
-  replay: boolean;
+  /** The tables validated after every rule (VALIDATE_DO): the one that failed the commit when replayed, new ones. */
+  validateNow: Set<string>;
 }
 
 const SET_FLAGS = NFT_SET_ANONYMOUS | NFT_SET_CONSTANT | NFT_SET_INTERVAL | NFT_SET_TIMEOUT | NFT_SET_MAP | NFT_SET_EVAL | NFT_SET_OBJECT | NFT_SET_CONCAT | NFT_SET_EXPR;

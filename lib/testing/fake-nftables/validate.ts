@@ -3,8 +3,9 @@
  * walked with every jump and goto followed, and a NAT statement, or a meta set of the packet type, is judged by the
  * base chain the walk started from, however many jumps away it is. A walk deeper than the kernel's jump stack
  * (NFT_JUMP_STACK_SIZE) is EMLINK, which is also how a loop of jumps is found: the kernel has no other loop check,
- * so a loop no base chain reaches is taken. The kernel validates at commit, and when that fails it replays the
- * batch validating after every NEWRULE (kernel.ts), which is where the error is then reported.
+ * so a loop no base chain reaches is taken. The kernel validates the tables a batch gave rules at commit, in the
+ * netns's order; when one fails it replays the batch validating that table (and any table the batch makes) after
+ * every NEWRULE (kernel.ts), which is where the error is then reported.
  */
 import { E } from './constants.js';
 import type { ChainObj, TableObj } from './model.js';
