@@ -391,7 +391,12 @@ export interface NftablesErrorContext {
   index?: number;
   /** The failing op (or the object a listing was about), as the caller described it. */
   object?: unknown;
-  /** For element ops: the position of the first element of the refused message within the op's elements. */
+  /** For a transaction: the kind of the failing op ('addElement', 'addRule', ...), when the kernel named one. */
+  op?: string;
+  /**
+   * For element ops: the position within the op's elements of the element the kernel refused (from its extended
+   * ACK), or of the first element of the refused message when the kernel did not point at one.
+   */
   element?: number;
   /** The namespace of the client, as a path. */
   netns?: string;
@@ -414,7 +419,12 @@ export class NftablesError extends PodnetError {
   readonly index: number | undefined;
   /** The failing op (or the object a listing was about), as the caller described it. */
   readonly object: unknown;
-  /** For element ops: the position of the first element of the refused message within the op's elements. */
+  /** For a transaction: the kind of the failing op ('addElement', 'addRule', ...), when the kernel named one. */
+  readonly op: string | undefined;
+  /**
+   * For element ops: the position within the op's elements of the element the kernel refused (from its extended
+   * ACK), or of the first element of the refused message when the kernel did not point at one.
+   */
   readonly element: number | undefined;
   /** The namespace of the client, as a path. */
   readonly netns: string | undefined;
@@ -424,6 +434,7 @@ export class NftablesError extends PodnetError {
     this.operation = context.operation;
     this.index = context.index;
     this.object = context.object;
+    this.op = context.op;
     this.element = context.element;
     this.netns = context.netns;
   }

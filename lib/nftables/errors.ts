@@ -31,6 +31,8 @@ export function describe(object: unknown): string {
 export interface FailedOp {
   index: number;
   object: unknown;
+  /** The op's kind: addElement, addRule, ... */
+  operation?: string;
 }
 
 /**
@@ -46,13 +48,15 @@ export function withContext(
 ): unknown {
   if (err instanceof NftablesError) {
     const failed = err.index !== undefined && opAt ? opAt(err.index) : undefined;
+    const element = err.element === undefined ? '' : ` element ${err.element}`;
     const about = failed
-      ? `op ${failed.index} ${describe(failed.object)}`
+      ? `op ${failed.index}${failed.operation ? ` ${failed.operation}` : ''}${element} ${describe(failed.object)}`
       : object === undefined ? '' : describe(object);
     const whole = operation === 'run' && err.index === undefined ? ' (the batch as a whole)' : '';
     return new NftablesError(`nftables ${operation}${about ? ` ${about}` : ''}${whole}: ${err.code}`, err.code, err.errno, {
       operation,
       index: failed?.index,
+      op: failed?.operation,
       object: failed ? failed.object : object,
       element: err.element,
       netns,

@@ -80,6 +80,57 @@ class Session::BatchGuard final : public nl::Transport {
 Session::Session(std::unique_ptr<nl::Transport> transport, int timeoutMs)
     : guard_(new BatchGuard(std::move(transport))), engine_(std::unique_ptr<nl::Transport>(guard_), timeoutMs) {}
 
+// The extended ACK's NLMSGERR_ATTR_OFFS: where in the refused message the
+// kernel's complaint points, as a byte offset from its nlmsghdr. The TLVs
+// follow the echoed header, or the whole echoed message when not capped.
+static bool RefusedOffset(const nl::Ack& ack, uint32_t* offset) {
+  if (!(ack.flags & NLM_F_ACK_TLVS) || ack.echo == nullptr || ack.echoLen < sizeof(nlmsghdr)) return false;
+  nlmsghdr echoed;
+  memcpy(&echoed, ack.echo, sizeof echoed);
+  size_t at = (ack.flags & NLM_F_CAPPED) ? sizeof(nlmsghdr) : nl::Align4(echoed.nlmsg_len);
+  while (at + sizeof(nlattr) <= ack.echoLen) {
+    nlattr a;
+    memcpy(&a, ack.echo + at, sizeof a);
+    if (a.nla_len < sizeof(nlattr) || a.nla_len > ack.echoLen - at) return false;
+    if ((a.nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_OFFS && a.nla_len >= sizeof(nlattr) + sizeof(uint32_t)) {
+      memcpy(offset, ack.echo + at + sizeof(nlattr), sizeof *offset);
+      return true;
+    }
+    at += nl::Align4(a.nla_len);
+  }
+  return false;
+}
+
+// Which element of an element message (as podnet sent it) holds the byte at
+// offset: the kernel points at the NFTA_LIST_ELEM it refused (or inside it).
+static bool ElementAt(const uint8_t* msg, size_t len, uint32_t offset, uint32_t* index) {
+  auto walk = [&](size_t from, size_t to, auto&& visit) {
+    while (from + sizeof(nlattr) <= to) {
+      nlattr a;
+      memcpy(&a, msg + from, sizeof a);
+      if (a.nla_len < sizeof(nlattr) || a.nla_len > to - from) return;
+      if (!visit(a, from)) return;
+      from += nl::Align4(a.nla_len);
+    }
+  };
+  bool found = false;
+  walk(sizeof(nlmsghdr) + 4, len, [&](const nlattr& list, size_t at) {
+    if ((list.nla_type & NLA_TYPE_MASK) != NFTA_SET_ELEM_LIST_ELEMENTS) return true;
+    uint32_t i = 0;
+    walk(at + sizeof(nlattr), at + list.nla_len, [&](const nlattr& elem, size_t e) {
+      if (offset >= e && offset < e + elem.nla_len) {
+        *index = i;
+        found = true;
+        return false;
+      }
+      i++;
+      return true;
+    });
+    return false;
+  });
+  return found;
+}
+
 static ErrorInfo Malformed(const char* what, const char* why) {
   ErrorInfo err = SystemError(EBADMSG, "recv");
   err.message = std::string("malformed nf_tables reply (") + what + "): " + why;
@@ -117,12 +168,15 @@ ErrorInfo Session::Run(const std::vector<Op>& ops) {
   // a failed batch, and later errors may only follow from the first.
   uint32_t failed = 0;
   int kerr = 0;
+  bool pointed = false;
+  uint32_t offset = 0;
   guard_->Arm(first, count - 1);
   ErrorInfo err = engine_.Exchange(w_.data(), w_.size(), first, count, [&](const nl::Ack& ack) {
     if (ack.error == 0) return;
     if (kerr == 0 || ack.index < failed) {
       failed = ack.index;
       kerr = ack.error;
+      pointed = RefusedOffset(ack, &offset);
     }
   });
   guard_->Disarm();
@@ -133,7 +187,15 @@ ErrorInfo Session::Run(const std::vector<Op>& ops) {
     const BatchMessage& m = messages[failed - 1];
     info.With("index", std::to_string(m.op));
     if (ops[m.op].kind == Op::kElements) {
-      info.With("element", std::to_string(m.firstElement));
+      // The element the kernel pointed at, else the first of the message (a
+      // kernel without extended ACKs, or a refusal of the message itself).
+      uint32_t element = m.firstElement, within = 0;
+      nlmsghdr sent;
+      memcpy(&sent, w_.data() + m.offset, sizeof sent);
+      if (pointed && ElementAt(w_.data() + m.offset, sent.nlmsg_len, offset, &within) && within < m.elementCount) {
+        element += within;
+      }
+      info.With("element", std::to_string(element));
       info.With("elementCount", std::to_string(m.elementCount));
     }
   }

@@ -214,7 +214,7 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         await nft.run(nft.transaction().addSet(s).addElement(T, 's', [{ address: '10.0.0.1', comment: 'a' }, { address: '10.0.0.2' }]));
         expect((await nft.sets(T)).map((x) => x.size)).toEqual([2]);
         const full = await rejection(nft.addElement(T, 's', { address: '10.0.0.3' }));
-        expect(full).toMatchObject({ code: 'ENFILE', errno: -23, index: 0, element: 0 });
+        expect(full).toMatchObject({ code: 'ENFILE', errno: -23, index: 0, element: 0, op: 'addElement' });
         // A duplicate is refused as a duplicate first; a delete in the same batch makes room.
         expect(await rejection(nft.addElement(T, 's', { address: '10.0.0.1' }))).toMatchObject({ code: 'EEXIST' });
         await nft.run(nft.transaction().deleteElement(T, 's', { address: '10.0.0.1' }).addElement(T, 's', { address: '10.0.0.3' }));
@@ -276,7 +276,7 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
       it('adds exclusively: a duplicate fails the whole batch with EEXIST and keeps the first owner; replace is explicit', async () => {
         await nft.addElement(T, 'v4', { address: '10.244.0.5', comment: 'pod-uid-a' });
         const err = await rejection(nft.addElement(T, 'v4', [{ address: '10.244.0.7', comment: 'pod-uid-c' }, { address: '10.244.0.5', comment: 'pod-uid-b' }]));
-        expect(err).toMatchObject({ code: 'EEXIST', errno: -17, index: 0, element: 0 });
+        expect(err).toMatchObject({ code: 'EEXIST', errno: -17, index: 0, element: 1, op: 'addElement' });
         expect(isAlreadyExists(err)).toBe(true);
         expect(await nft.elements(T, 'v4')).toEqual([{ address: '10.244.0.5', comment: 'pod-uid-a' }]);
         await nft.addElement(T, 'v4', [{ address: '10.244.0.5', comment: 'pod-uid-b' }, { address: '10.244.0.8' }], { replace: true });
