@@ -61,15 +61,25 @@ function canonical(e: NftExpr): unknown {
       out.invert = e.invert === true;
       break;
     case 'nat':
-      // One address (or port) becomes the range min..min, and an address range says so (NF_NAT_RANGE_MAP_IPS).
+      // One address (or port) becomes the range min..min, and the kernel's init says which were given
+      // (NF_NAT_RANGE_MAP_IPS, NF_NAT_RANGE_PROTO_SPECIFIED), so a listed rule carries those flags.
       if (e.addrMin !== undefined) {
         out.addrMax = e.addrMax ?? e.addrMin;
-        out.flags = (e.flags ?? 0) | 1;
+        out.flags = ((out.flags as number | undefined) ?? 0) | 1;
       }
-      if (e.protoMin !== undefined) out.protoMax = e.protoMax ?? e.protoMin;
+      if (e.protoMin !== undefined) {
+        out.protoMax = e.protoMax ?? e.protoMin;
+        out.flags = ((out.flags as number | undefined) ?? 0) | 2;
+      }
       break;
     case 'redirect':
+      if (e.protoMin !== undefined) {
+        out.protoMax = e.protoMax ?? e.protoMin;
+        out.flags = ((out.flags as number | undefined) ?? 0) | 2;
+      }
+      break;
     case 'masquerade':
+      // nft_masq adds PROTO_SPECIFIED only when it translates a packet, so its listing has no such flag.
       if (e.protoMin !== undefined) out.protoMax = e.protoMax ?? e.protoMin;
       break;
     default:

@@ -88,6 +88,37 @@ export function nftablesRulesetContract(name: string, backend: () => NftablesBac
       expect(await nft.reconcile(r)).toEqual({ changed: false });
     });
 
+    it('verifies NAT rules written without the flags the kernel adds (a port given, an address given) as in sync', async () => {
+      const t = { family: 'ip', table: 'pn-nat' } as const;
+      const port = new Uint8Array([0x3a, 0x9e]); // 15006
+      const r: NftRuleset = {
+        tables: [{
+          family: 'ip',
+          name: t.table,
+          sets: [],
+          chains: [
+            { ...t, name: 'prerouting', type: 'nat', hook: 'prerouting', priority: -100 },
+            { ...t, name: 'postrouting', type: 'nat', hook: 'postrouting', priority: 100 },
+          ],
+          rules: [
+            { ...t, chain: 'prerouting', exprs: [{ type: 'immediate', dreg: 1, data: port }, { type: 'redirect', protoMin: 1 }] },
+            {
+              ...t,
+              chain: 'postrouting',
+              exprs: [
+                { type: 'immediate', dreg: 1, data: new Uint8Array([169, 254, 7, 127]) },
+                { type: 'immediate', dreg: 2, data: port },
+                { type: 'nat', nat: 'snat', family: 'ip', addrMin: 1, protoMin: 2 },
+              ],
+            },
+          ],
+        }],
+      };
+      await nft.apply(r);
+      expect(await nft.verify(r)).toEqual(IN_SYNC);
+      expect(await nft.reconcile(r)).toEqual({ changed: false });
+    });
+
     it('reports a lost rule, a foreign rule, chain and set, a changed policy and a reordered chain; reconcile restores exactly the ruleset', async () => {
       const r = ruleset();
       await nft.apply(r);
