@@ -13,7 +13,7 @@ import { withContext } from './errors.js';
 import { toExpr } from './expr-decode.js';
 import { FAMILIES, familyName, hookName, policyName } from './names.js';
 import type { NftVerifyResult } from './ruleset-diff.js';
-import { applyRuleset, removeRuleset, verifyRuleset } from './ruleset-ops.js';
+import { applyRuleset, carriedElements, removeRuleset, verifyRuleset } from './ruleset-ops.js';
 import { type NftRuleset, checkRuleset } from './ruleset.js';
 import { addressKey } from './address-key.js';
 import { NftTransaction } from './transaction.js';
@@ -271,15 +271,17 @@ export class Nftables implements Disposable {
 
   /**
    * reconcile applies the ruleset when verify finds drift, deleting in the same transaction the chains and sets of
-   * its tables that it does not have or has in another kind; resolves whether it changed anything (a second call
-   * changes nothing). Throws and rejects as verify and apply do.
+   * its tables that it does not have or has in another kind; a set remade with the same key type (its flags or size
+   * changed) keeps its elements, added back in that transaction; a set whose key type changed starts empty. Resolves
+   * whether it changed anything (a second call changes nothing). Throws and rejects as verify and apply do.
    */
   async reconcile(ruleset: NftRuleset): Promise<{ changed: boolean }> {
     const checked = checkRuleset(ruleset);
     const { result, remake } = await verifyRuleset(this, checked);
     if (result.inSync) return { changed: false };
-    // Chains and sets in its tables that it does not have (or has in another kind) go in the same transaction.
-    await applyRuleset(this, checked, remake);
+    // Chains and sets in its tables that it does not have (or has in another kind) go in the same transaction, and
+    // a set remade in its key type gets its elements back in it.
+    await applyRuleset(this, checked, remake, await carriedElements(this, remake));
     return { changed: true };
   }
 

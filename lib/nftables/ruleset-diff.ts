@@ -121,7 +121,11 @@ function sizeNeedsRemake(have: NftSet, want: NftRulesetTable['sets'][number]): b
  */
 export interface Remake {
   chains: { family: NftFamily; table: string; name: string }[];
-  sets: { family: NftFamily; table: string; name: string }[];
+  /**
+   * carry: the set is remade with its key type unchanged (its flags or size differ), so its elements, which are not
+   * part of the ruleset but are state someone put there (an agent's owners), are added back in the same transaction.
+   */
+  sets: { family: NftFamily; table: string; name: string; carry?: boolean }[];
 }
 
 /** ownedDrift is the unexpected entry of an owned table that is there but not wanted. */
@@ -142,7 +146,9 @@ export function diffTable(t: NftRulesetTable, have: ListedTable | undefined, res
   for (const s of t.sets) {
     const found = have.sets.find((x) => x.name === s.name);
     if (!found || !sameSetKind(found, s) || found.size !== s.size) result.missing.push({ ...at, set: s.name });
-    if (found && (!sameSetKind(found, s) || sizeNeedsRemake(found, s))) remake.sets.push({ ...at, name: s.name });
+    if (found && (!sameSetKind(found, s) || sizeNeedsRemake(found, s))) {
+      remake.sets.push(found.type === s.type ? { ...at, name: s.name, carry: true } : { ...at, name: s.name });
+    }
   }
   const wantedSets = new Set(t.sets.map((s) => s.name));
   for (const s of have.sets) {

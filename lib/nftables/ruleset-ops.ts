@@ -6,7 +6,7 @@ import { isNotFound } from '../errors.js';
 import { type ListedTable, type NftVerifyResult, type Remake, diffTable, ownedDrift } from './ruleset-diff.js';
 import { type NftRulesetTable, ownedNotWanted } from './ruleset.js';
 import type { NftTransaction } from './transaction.js';
-import type { NftChain, NftFamily, NftRule, NftSet, NftTable, NftTableRef } from './types.js';
+import type { NftChain, NftElement, NftFamily, NftRule, NftSet, NftTable, NftTableRef } from './types.js';
 
 /** The client calls a ruleset needs (Nftables has them; named here so this file does not import the client). */
 export interface RulesetClient {
@@ -16,6 +16,15 @@ export interface RulesetClient {
   chains(table: NftTableRef): Promise<NftChain[]>;
   sets(table: NftTableRef): Promise<NftSet[]>;
   rules(table: NftTableRef): Promise<NftRule[]>;
+  elements(table: NftTableRef, set: string): Promise<NftElement[]>;
+}
+
+/** The elements of a set that reconcile remakes in the same key type, listed to be added back. */
+export interface CarriedElements {
+  family: NftFamily;
+  table: string;
+  set: string;
+  elements: NftElement[];
 }
 
 /** A checked ruleset (checkRuleset's result). */
@@ -32,7 +41,12 @@ const NOTHING_TO_REMAKE: Remake = { chains: [], sets: [] };
  * applyRuleset writes the ruleset in one transaction. Without a listing first it cannot know of chains and sets in
  * its tables that it does not have: those stay, and `remake` (what verify found) names them for deletion.
  */
-export async function applyRuleset(nft: RulesetClient, ruleset: CheckedRuleset, remake: Remake = NOTHING_TO_REMAKE): Promise<void> {
+export async function applyRuleset(
+  nft: RulesetClient,
+  ruleset: CheckedRuleset,
+  remake: Remake = NOTHING_TO_REMAKE,
+  carried: CarriedElements[] = [],
+): Promise<void> {
   const tx = nft.transaction();
   for (const t of ruleset.tables) {
     tx.addTable(t.comment === undefined ? ref(t) : { ...ref(t), comment: t.comment }).flushTable(ref(t));
@@ -41,6 +55,9 @@ export async function applyRuleset(nft: RulesetClient, ruleset: CheckedRuleset, 
     for (const c of remake.chains.filter(mine)) tx.deleteChain(c);
     for (const s of remake.sets.filter(mine)) tx.deleteSet(s);
     for (const s of t.sets) tx.addSet(s);
+    // Into the new set of the same key type, in the same transaction: a set that cannot hold them (a smaller size)
+    // fails the whole apply, and the old set and its elements stay.
+    for (const c of carried.filter(mine)) if (c.elements.length > 0) tx.addElement(ref({ family: c.family, name: c.table }), c.set, c.elements);
     for (const c of t.chains) tx.addChain(c);
     for (const r of t.rules) tx.addRule(r);
   }
@@ -76,6 +93,16 @@ async function list(nft: RulesetClient, t: NftTableRef): Promise<ListedTable | u
 }
 
 /** verifyRuleset compares; `remake` is what an apply must delete first for the tables to end as meant. */
+/** carriedElements lists the elements of the sets a reconcile remakes in the same key type. */
+export async function carriedElements(nft: RulesetClient, remake: Remake): Promise<CarriedElements[]> {
+  const out: CarriedElements[] = [];
+  for (const s of remake.sets) {
+    if (!s.carry) continue;
+    out.push({ family: s.family, table: s.table, set: s.name, elements: await nft.elements({ family: s.family, name: s.table }, s.name) });
+  }
+  return out;
+}
+
 export async function verifyRuleset(nft: RulesetClient, ruleset: CheckedRuleset): Promise<{ result: NftVerifyResult; remake: Remake }> {
   const result: NftVerifyResult = { inSync: true, missing: [], unexpected: [], reordered: [] };
   const remake: Remake = { chains: [], sets: [] };

@@ -184,11 +184,30 @@ export function nftablesRulesetContract(name: string, backend: () => NftablesBac
       expect(await nft.verify(sized)).toEqual(IN_SYNC);
       expect((await nft.sets(V4)).find((x) => x.name === 'pods')?.size).toBe(4096);
       expect(await nft.elements(V4, 'pods')).toEqual([{ address: '10.0.0.7', comment: 'pod-a' }]);
-      // No size wanted: an add cannot take it away, so the set is made again (and its elements go, as for flags).
+      // No size wanted: an add cannot take it away, so the set is made again, its elements added back in it.
       expect(await nft.verify(r)).toMatchObject({ missing: [{ family: 'ip', table: V4.name, set: 'pods' }] });
       expect(await nft.reconcile(r)).toEqual({ changed: true });
       expect(await nft.verify(r)).toEqual(IN_SYNC);
       expect((await nft.sets(V4)).find((x) => x.name === 'pods')?.size).toBeUndefined();
+      expect(await nft.elements(V4, 'pods')).toEqual([{ address: '10.0.0.7', comment: 'pod-a' }]);
+    });
+
+    it('remakes a set whose flags changed with its elements, in one transaction; a size too small for them changes nothing', async () => {
+      const r = ruleset();
+      await nft.apply(r);
+      const mine = [{ address: '10.0.0.7', comment: 'pod-a' }, { address: '10.0.0.8', comment: 'pod-b' }, { address: '10.0.0.9', comment: undefined }];
+      await nft.addElement(V4, 'blocked', mine);
+      const plain = ruleset();
+      plain.tables[0]!.sets[1] = { family: 'ip', table: V4.name, name: 'blocked', type: 'ipv4_addr' };
+      const tiny = ruleset();
+      tiny.tables[0]!.sets[1] = { family: 'ip', table: V4.name, name: 'blocked', type: 'ipv4_addr', size: 2 };
+      const full = await nft.reconcile(tiny).then(() => undefined, (err: unknown) => err);
+      expect(full).toMatchObject({ code: 'ENFILE', op: 'addElement' });
+      expect(await nft.verify(r)).toEqual(IN_SYNC);
+      expect(await nft.reconcile(plain)).toEqual({ changed: true });
+      expect(await nft.verify(plain)).toEqual(IN_SYNC);
+      const byAddress = (xs: { address: string }[]): { address: string }[] => [...xs].sort((a, b) => (a.address < b.address ? -1 : 1));
+      expect(byAddress(await nft.elements(V4, 'blocked'))).toEqual(mine);
     });
 
     it('remove deletes the tables and the owned ones in one transaction, and again without error', async () => {
