@@ -36,7 +36,7 @@ export function writeDottedQuad(out: Uint8Array, offset: number, text: string): 
 }
 
 function ipv6Bytes(text: string): Buffer {
-  let s = text.split('%')[0]!;
+  let s = text;
   // A dotted IPv4 tail becomes two groups.
   const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(s);
   if (dotted) {
@@ -54,12 +54,13 @@ function ipv6Bytes(text: string): Buffer {
 
 /**
  * writeAddressKey writes an address's key at offset (room for 16 bytes needed) and returns its length, 4 or 16, or
- * 0 when text is not an address isIP takes.
+ * 0 when text is not an address isIP takes, or has a zone.
  */
 export function writeAddressKey(out: Uint8Array, offset: number, text: string): number {
   if (writeDottedQuad(out, offset, text) === 4) return 4;
-  // Not a plain dotted quad: isIP decides, so what is taken is exactly what node:net calls an address.
-  if (isIP(text) !== 6) return 0;
+  // Not a plain dotted quad: isIP decides, so what is taken is exactly what node:net calls an address, less a zone
+  // (fe80::1%eth0): a set key has no interface, and dropping it would store another address than the one meant.
+  if (isIP(text) !== 6 || text.includes('%')) return 0;
   out.set(ipv6Bytes(text), offset);
   return 16;
 }

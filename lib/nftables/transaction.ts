@@ -47,6 +47,15 @@ function checkObject<T extends object>(name: string, value: unknown): Partial<T>
   return checkOptions<T>(name, value);
 }
 
+/** An options object with only the keys a call knows: a misspelt one (replce, after for before) is refused, not ignored. */
+function checkOptionKeys<T extends object>(value: unknown, keys: readonly string[]): Partial<T> {
+  const o = checkOptions<T>('options', value);
+  for (const k of Object.keys(o)) {
+    if (!keys.includes(k)) throw invalidValue(`options.${k}`, `none (options are ${keys.join(', ')})`, (o as Record<string, unknown>)[k]);
+  }
+  return o;
+}
+
 function checkFlag(name: string, value: unknown): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') throw invalidType(name, 'a boolean', value);
@@ -99,7 +108,7 @@ export class NftTransaction {
   addTable(table: NftTableSpec, options: { exclusive?: boolean } = {}): this {
     return this.#add('addTable', table, () => {
       const t = this.#table('table', table);
-      const excl = checkFlag('options.exclusive', checkObject<{ exclusive?: boolean }>('options', options).exclusive);
+      const excl = checkFlag('options.exclusive', checkOptionKeys<{ exclusive?: boolean }>(options, ['exclusive']).exclusive);
       return [{ kind: KIND.table, flags: K.create | (excl ? K.excl : 0), ...t }];
     });
   }
@@ -127,7 +136,7 @@ export class NftTransaction {
   addChain(chain: NftChainSpec, options: { exclusive?: boolean } = {}): this {
     return this.#add('addChain', chain, () => {
       const c = checkObject<NftChainSpec>('chain', chain);
-      const excl = checkFlag('options.exclusive', checkObject<{ exclusive?: boolean }>('options', options).exclusive);
+      const excl = checkFlag('options.exclusive', checkOptionKeys<{ exclusive?: boolean }>(options, ['exclusive']).exclusive);
       const op: RawNftOp = {
         kind: KIND.chain,
         flags: K.create | (excl ? K.excl : 0),
@@ -167,7 +176,7 @@ export class NftTransaction {
   addSet(set: NftSetSpec, options: { exclusive?: boolean } = {}): this {
     return this.#add('addSet', set, () => {
       const s = checkObject<NftSetSpec>('set', set);
-      const excl = checkFlag('options.exclusive', checkObject<{ exclusive?: boolean }>('options', options).exclusive);
+      const excl = checkFlag('options.exclusive', checkOptionKeys<{ exclusive?: boolean }>(options, ['exclusive']).exclusive);
       const family = checkFamily('set.family', s.family);
       const table = checkName('set.table', s.table);
       const name = checkName('set.name', s.name);
@@ -243,7 +252,7 @@ export class NftTransaction {
   addElement(table: NftTableRef, set: string, elements: NftElementSpec | NftElementSpec[], options: { replace?: boolean } = {}): this {
     return this.#add('addElement', { table, set, elements }, () => {
       const e = this.#elements(table, set, elements, true);
-      const replace = checkFlag('options.replace', checkObject<{ replace?: boolean }>('options', options).replace);
+      const replace = checkFlag('options.replace', checkOptionKeys<{ replace?: boolean }>(options, ['replace']).replace);
       const base = { kind: KIND.elements, family: e.family, table: e.table, name: e.name, setId: e.setId };
       const add: RawNftOp = { ...base, flags: K.create | K.excl, records: e.records.records() };
       if (!replace) return [add];
@@ -278,7 +287,7 @@ export class NftTransaction {
   }
 
   #position(options: unknown, key: 'after' | 'before'): number | undefined {
-    const o = checkObject<Record<string, unknown>>('options', options);
+    const o = checkOptionKeys<Record<string, unknown>>(options, [key]);
     return o[key] === undefined ? undefined : checkInteger(`options.${key}`, o[key], 1, HANDLE_MAX);
   }
 

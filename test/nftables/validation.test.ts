@@ -31,6 +31,15 @@ describe('nftables input checks', () => {
     await refused((tx) => tx.addSet({ family: 'inet', table: 't'.repeat(256), name: 's', type: 'ipv4_addr' }), 'set.table');
   });
 
+  it('options a call does not know (a misspelling is refused, not taken as the default) and addresses with a zone', async () => {
+    const rule = { family: 'inet' as const, table: 't', chain: 'c', exprs: [] };
+    await refused((tx) => tx.addElement(T, 's', { address: '10.0.0.1' }, { replce: true } as never), 'options.replce');
+    await refused((tx) => tx.insertRule(rule, { after: 3 } as never), 'options.after');
+    await refused((tx) => tx.addRule(rule, { before: 3 } as never), 'options.before');
+    await refused((tx) => tx.addTable(T, { exclusive: true, force: true } as never), 'options.force');
+    await refused((tx) => tx.addElement(T, 's', { address: 'fe80::1%eth0' }), 'elements.address');
+  });
+
   it('comments longer than 128 bytes (multi-byte characters counted in bytes)', async () => {
     await refused((tx) => tx.addSet({ family: 'inet', table: 't', name: 's', type: 'ipv4_addr', comment: 'c'.repeat(129) }), 'set.comment');
     await refused((tx) => tx.addElement(T, 's', { address: '10.0.0.1', comment: 'é'.repeat(65) }), 'elements.comment');
