@@ -203,6 +203,8 @@ function checkExpr(at: string, value: unknown, setIdOf: SetIdOf): RawNftExpr {
  * checkExprs checks a rule's expressions (nested arrays, as the match helpers return them, are flattened) and
  * returns them in the codec's form. Throws InvalidArgumentError naming the first bad one.
  */
+const align4 = (n: number): number => (n + 3) & ~3;
+
 export function checkExprs(name: string, value: unknown, setIdOf: SetIdOf): RawNftExpr[] {
   if (!Array.isArray(value)) throw invalidType(name, 'an array of expressions', value);
   const out: RawNftExpr[] = [];
@@ -215,5 +217,13 @@ export function checkExprs(name: string, value: unknown, setIdOf: SetIdOf): RawN
   });
   if (out.length === 0) throw invalidValue(name, 'at least one expression', value);
   if (out.length > K.ruleExprsMax) throw invalidValue(name, `at most ${K.ruleExprsMax} expressions`, value);
+  // The expressions go in one attribute nest, whose length is 16 bits. Only raw expressions can be large; each other
+  // one is counted at an upper bound of its encoding (a lookup's 255-byte set name fits), so a rule refused here
+  // would not fit or is within a few KiB of not fitting, and none the codec cannot encode gets past.
+  let bytes = 4;
+  for (const e of out) {
+    bytes += e.data === undefined ? 512 : 16 + align4(Buffer.byteLength(e.name) + 1) + align4(e.data.length);
+  }
+  if (bytes > 0xffff) throw invalidValue(name, 'expressions that fit in 64 KiB encoded', value);
   return out;
 }

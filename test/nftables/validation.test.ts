@@ -40,6 +40,11 @@ describe('nftables input checks', () => {
     await refused((tx) => tx.addElement(T, 's', { address: 'fe80::1%eth0' }), 'elements.address');
   });
 
+  it('a rule whose expressions do not fit in one 64 KiB attribute', async () => {
+    const big = { type: 'raw', name: 'counter', data: new Uint8Array(40000) } as const;
+    await refused((tx) => tx.addRule({ family: 'inet', table: 't', chain: 'c', exprs: [big, big] }), 'rule.exprs');
+  });
+
   it('comments longer than 128 bytes (multi-byte characters counted in bytes)', async () => {
     await refused((tx) => tx.addSet({ family: 'inet', table: 't', name: 's', type: 'ipv4_addr', comment: 'c'.repeat(129) }), 'set.comment');
     await refused((tx) => tx.addElement(T, 's', { address: '10.0.0.1', comment: 'é'.repeat(65) }), 'elements.comment');
