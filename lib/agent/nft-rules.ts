@@ -136,8 +136,8 @@ export function nftInpodRules(config: NftInpodRulesConfig = {}): NftRuleset {
     nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.redirect(port(INPOD.outboundPort)));
     nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.return());
   }
-  // Ingress-only drops the same inbound rules as inpodRules does (the probe accept, the 15006 redirect and, in
-  // mangle, the connmark of proxy-marked inbound packets); the outbound probe accept stays, as it stays there.
+  // Ingress-only drops the same inbound rules as inpodRules does (the probe accept and the 15006 redirect); the
+  // outbound probe accept and, in mangle, the connmark of proxy-marked inbound packets stay, as they stay there.
   if (!ingressOnly) each(nat, PRERT, (f) => [x.l4proto('tcp'), x.addr(f.saddr, f.probe), x.counter(), x.accept()]);
   each(nat, OUTPUT, (f) => [x.l4proto('tcp'), x.addr(f.daddr, f.probe), x.counter(), x.accept()]);
   if (!ingressOnly) {
@@ -176,7 +176,7 @@ export function nftInpodRules(config: NftInpodRulesConfig = {}): NftRuleset {
     .regular(OUTPUT)
     .rule('prerouting', x.jump(PRERT))
     .rule('output', x.jump(OUTPUT));
-  if (!ingressOnly) mangle.rule(PRERT, x.mark(PROXY_MARK, MARK_MASK), x.counter(), x.setCtMark(0xfffff000, CONN_MARK));
+  mangle.rule(PRERT, x.mark(PROXY_MARK, MARK_MASK), x.counter(), x.setCtMark(0xfffff000, CONN_MARK));
   mangle.rule(OUTPUT, x.ctMark(CONN_MARK, MARK_MASK), x.counter(), x.setMarkFromCtMark());
 
   const tables = [nat.table, mangle.table];

@@ -138,13 +138,13 @@ export function inpodRules(config: InpodRulesConfig = {}): RuleSet {
   r.chain('mangle', PRERT).chain('mangle', OUTPUT);
   r.append('mangle', 'PREROUTING', ['-j', PRERT]);
   r.append('mangle', 'OUTPUT', ['-j', OUTPUT]);
-  // Ingress-only mode drops exactly the three inbound rules the reference drops (AppendInpodRules with IngressMode,
-  // and its ingress*.golden files): this connmark of proxy-marked inbound packets, the probe ACCEPT and the 15006
-  // REDIRECT in nat ISTIO_PRERT. The chains and jumps stay (the reference keeps them), so either mode's apply() or
-  // remove() replaces or clears the other's rules.
-  if (!ingressOnly) {
-    r.append('mangle', PRERT, ['-m', 'mark', '--mark', proxyMark, '-j', 'CONNMARK', '--set-xmark', connMark]);
-  }
+  // Ingress-only mode drops exactly the two inbound captures the reference drops (AppendInpodRules with IngressMode,
+  // and its ingress*.golden files): the probe ACCEPT and the 15006 REDIRECT in nat ISTIO_PRERT. This connmark stays:
+  // the in-pod proxy still delivers inbound HBONE to the app with its mark and a spoofed source, and the app's replies
+  // only find their way back to it through this connmark (restored below, routed by table 100). Istio dropped it in
+  // ingress mode once and inbound HBONE timed out (istio/istio#58546, fixed by #58577). The chains and jumps stay too,
+  // so either mode's apply() or remove() replaces or clears the other's rules.
+  r.append('mangle', PRERT, ['-m', 'mark', '--mark', proxyMark, '-j', 'CONNMARK', '--set-xmark', connMark]);
   r.append('mangle', OUTPUT, [
     '-m', 'connmark', '--mark', connMark, '-j', 'CONNMARK', '--restore-mark', '--nfmask', '0xffffffff', '--ctmask', '0xffffffff',
   ]);

@@ -1,12 +1,13 @@
 // NodeNetwork's nftables backend proven with real packets on a simulated node (host and pod namespaces joined by
 // veths), as packets.test.ts proves the iptables path: host connections of the kubelet's uid to an enrolled pod are
 // SNATed to the probe source and let through, other host sockets are not (skuid), pod-to-pod traffic is redirected
-// to 15006, and removal and stop undo it all.
+// to 15006, and removal and stop undo it all; and inbound HBONE's replies find the in-pod proxy again through the
+// connmark, in either mode.
 import { expect, it } from 'vitest';
 
 import { NodeNetwork, runInNetns } from '../../lib/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
-import { onTwoPods } from './simulated-pods.js';
+import { hboneDelivery, onTwoPods } from './simulated-pods.js';
 
 const PROBE_SOURCE = '169.254.7.127';
 
@@ -61,6 +62,36 @@ describePrivileged(
       expect(served).toContain(`conn 15006 ${podB.ip}\n`);
       expect(served).toContain('conn 15006 10.244.0.1\n');
     });
+
+    it("brings the app's replies to inbound HBONE back to the in-pod proxy through the connmark, also in ingress-only mode", async () => {
+      const { served, podB } = await onTwoPods('n', [8080], async ({ sim, podA, podB }) => {
+        // The proxy hands B's HBONE connection to the app with B's address: without the agent's rules the app's
+        // reply to that address leaves by eth0, and the proxy never sees it.
+        expect(await hboneDelivery(podA, podB.ip)).toBe('timeout');
+        const network = new NodeNetwork({ hostNetns: sim.host.path, backend: 'nftables', kubeletUid: process.getuid!() });
+        await network.start();
+        try {
+          for (const ingressOnly of [true, false]) {
+            const pod = { uid: podA.uid, ips: [podA.ip], netns: podA.path, ingressOnly };
+            await network.addPod(pod);
+            expect(await hboneDelivery(podA, podB.ip)).toBe(`8080 ${podB.ip}`);
+            // The connmark rule counted the marked packets it gave the ct mark (the SYN, then the ACKs).
+            const counted = /mark & 0x00000fff == 0x00000539 counter packets (\d+) .*ct mark set/.exec(await nftRuleset(podA.path));
+            expect(Number(counted?.[1])).toBeGreaterThan(0);
+            if (ingressOnly) {
+              // Without the connmark rule (what ingress-only mode used to apply), the replies are lost again.
+              const flushed = await runInNetns(podA.path, ['nft', 'flush', 'chain', 'inet', 'istio-ambient-mangle', 'istio-prerouting']);
+              expect(flushed.exitCode, flushed.stderr).toBe(0);
+              expect(await hboneDelivery(podA, podB.ip)).toBe('timeout');
+            }
+            await network.removePod(pod);
+          }
+        } finally {
+          await network.stop();
+        }
+      });
+      expect(served).toContain(`conn 8080 ${podB.ip}\n`);
+    });
   },
-  missingBinary('nft'),
+  missingBinary('nft', 'python3'),
 );

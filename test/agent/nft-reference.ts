@@ -68,9 +68,8 @@ export function referenceInpodText(v: ReferenceVariant = {}): string {
     'add rule inet istio-ambient-mangle prerouting jump istio-prerouting',
     'add rule inet istio-ambient-mangle output jump istio-output',
   );
-  if (!v.ingressOnly) {
-    lines.push('add rule inet istio-ambient-mangle istio-prerouting meta mark & 0xfff == 0x539 counter ct mark set ct mark & 0xfffff000 | 0x111');
-  }
+  // Kept in ingress-only mode too (the reference's ingress*.golden): inbound HBONE's replies need it.
+  lines.push('add rule inet istio-ambient-mangle istio-prerouting meta mark & 0xfff == 0x539 counter ct mark set ct mark & 0xfffff000 | 0x111');
   lines.push('add rule inet istio-ambient-mangle istio-output ct mark and 0xfff == 0x111 counter meta mark set ct mark');
   if (dns) {
     lines.push(

@@ -2,10 +2,10 @@
 // connection to a pod's app port lands, and from which source, before, during and after the pod is enrolled.
 import { expect, it } from 'vitest';
 
-import { NodeNetwork, runInNetns } from '../../lib/index.js';
+import { Iptables, NodeNetwork, runInNetns } from '../../lib/index.js';
 import { echoWho, type SimulatedNode } from '../../lib/testing/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
-import { onTwoPods } from './simulated-pods.js';
+import { hboneDelivery, onTwoPods } from './simulated-pods.js';
 
 const PROBE_SOURCE = '169.254.7.127';
 const CUSTOM_PROBE_SOURCE = '169.254.10.1';
@@ -85,6 +85,33 @@ describePrivileged(
       });
       expect(served).toContain(`conn 15001 ${podA.ip}\n`);
     });
+
+    it("brings the app's replies to inbound HBONE back to the in-pod proxy through the connmark, also in ingress-only mode", async () => {
+      const { served, podB } = await onTwoPods('t', [8080], async ({ sim, podA, podB }) => {
+        // The proxy hands B's HBONE connection to the app with B's address: without the agent's rules the app's
+        // reply to that address leaves by eth0, and the proxy never sees it.
+        expect(await hboneDelivery(podA, podB.ip)).toBe('timeout');
+        const network = new NodeNetwork({ hostNetns: sim.host.path });
+        await network.start();
+        try {
+          for (const ingressOnly of [true, false]) {
+            const pod = { uid: podA.uid, ips: [podA.ip], netns: podA.path, ingressOnly };
+            await network.addPod(pod);
+            expect(await hboneDelivery(podA, podB.ip)).toBe(`8080 ${podB.ip}`);
+            if (ingressOnly) {
+              // Without the connmark rule (what ingress-only mode used to apply), the replies are lost again.
+              const ipt = await Iptables.open({ netns: podA.path });
+              await ipt.restore('*mangle\n-F ISTIO_PRERT\nCOMMIT\n');
+              expect(await hboneDelivery(podA, podB.ip)).toBe('timeout');
+            }
+            await network.removePod(pod);
+          }
+        } finally {
+          await network.stop();
+        }
+      });
+      expect(served).toContain(`conn 8080 ${podB.ip}\n`);
+    });
   },
-  missingBinary('ipset', 'iptables-nft-save', 'iptables-legacy-save', 'iptables-nft-restore'),
+  missingBinary('ipset', 'iptables-nft-save', 'iptables-legacy-save', 'iptables-nft-restore', 'python3'),
 );

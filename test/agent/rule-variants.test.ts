@@ -107,19 +107,20 @@ describe('agent rule set variants', () => {
     });
   }
 
-  it('ingress-only mode drops exactly the connmark of proxy-marked inbound, the probe ACCEPT and the 15006 REDIRECT', () => {
+  it('ingress-only mode drops exactly the probe ACCEPT and the 15006 REDIRECT, and keeps the connmark of proxy-marked inbound', () => {
     for (const family of [4, 6] as const) {
       const full = ruleTexts(inpodRules({ family }));
       const ingress = ruleTexts(inpodRules({ family, ingressOnly: true }));
       const localhost = family === 4 ? '127.0.0.1/32' : '::1/128';
       const probe = family === 4 ? `${INPOD.probeSourceV4}/32` : `${INPOD.probeSourceV6}/128`;
       expect(full.filter((r) => !ingress.includes(r))).toEqual([
-        'mangle ISTIO_PRERT -m mark --mark 0x539/0xfff -j CONNMARK --set-xmark 0x111/0xfff',
         `nat ISTIO_PRERT -s ${probe} -p tcp -m tcp -j ACCEPT`,
         `nat ISTIO_PRERT ! -d ${localhost} -p tcp -m tcp ! --dport 15008 -m mark ! --mark 0x539/0xfff -j REDIRECT --to-ports 15006`,
       ]);
       expect(ingress.filter((r) => !full.includes(r))).toEqual([]);
       expect(ingress).toContain(`nat ISTIO_OUTPUT -d ${probe} -p tcp -m tcp -j ACCEPT`);
+      // Inbound HBONE's replies reach the proxy only through it (istio/istio#58546, #58577).
+      expect(ingress).toContain('mangle ISTIO_PRERT -m mark --mark 0x539/0xfff -j CONNMARK --set-xmark 0x111/0xfff');
     }
   });
 

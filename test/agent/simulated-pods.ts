@@ -2,7 +2,51 @@
 // whatever the test did.
 import { expect } from 'vitest';
 
+import { runInNetns } from '../../lib/index.js';
 import { SimulatedNode, echoWho, startEchoWho, type EchoWhoServer, type SimPod } from '../../lib/testing/index.js';
+
+// The in-pod proxy's side of inbound HBONE, as ztunnel delivers it: a socket with the proxy's mark (SO_MARK 0x539)
+// and IP_TRANSPARENT, bound to the original client's address, connects to the app inside the pod. The app's replies
+// go to that foreign address: only the connmark set on the marked inbound packets (restored in OUTPUT, then routed by
+// the fwmark rule into table 100's local route) brings them back to this socket; otherwise they leave by eth0 and
+// the connection times out. Prints what echo-who answered, or timeout / refused / error <errno name>.
+const HBONE_DELIVERY = `
+import errno, socket, sys
+source, target, port, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+SO_MARK, IP_TRANSPARENT = 36, 19
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, SO_MARK, 0x539)
+s.setsockopt(socket.SOL_IP, IP_TRANSPARENT, 1)
+s.bind((source, 0))
+s.settimeout(timeout)
+try:
+    s.connect((target, port))
+    data = b''
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    print(data.decode().strip() or 'empty')
+except socket.timeout:
+    print('timeout')
+except ConnectionRefusedError:
+    print('refused')
+except OSError as e:
+    print('error ' + errno.errorcode.get(e.errno, str(e.errno)))
+`;
+
+/**
+ * hboneDelivery connects, inside pod, from the in-pod proxy's marked transparent socket bound to source, to
+ * pod.ip:port (as the proxy hands inbound HBONE to the app), and resolves what echo-who answered or `timeout`.
+ */
+export async function hboneDelivery(pod: SimPod, source: string, port = 8080, timeoutMs = 2000): Promise<string> {
+  const r = await runInNetns(pod.path, ['python3', '-c', HBONE_DELIVERY, source, pod.ip, String(port), String(timeoutMs / 1000)], {
+    timeoutMs: timeoutMs + 10_000,
+  });
+  expect(r.exitCode, r.stderr).toBe(0);
+  return r.stdout.trim();
+}
 
 /** TwoPods is what a packet test works with: the node, its two pods, and A's app port reached from the host and B. */
 export interface TwoPods {
