@@ -1,15 +1,18 @@
 // NodeNetwork's nftables backend proven with real packets on a simulated node (host and pod namespaces joined by
 // veths), as packets.test.ts proves the iptables path: host connections of the kubelet's uid to an enrolled pod are
 // SNATed to the probe source and let through, other host sockets are not (skuid), pod-to-pod traffic is redirected
-// to 15006, and removal and stop undo it all; and inbound HBONE's replies find the in-pod proxy again through the
-// connmark, in either mode.
+// to 15006, and removal and stop undo it all; an ingress-only pod's inbound is left alone while its outbound goes to
+// 15001; a configured probe source is used on both sides; and inbound HBONE's replies find the in-pod proxy again
+// through the connmark, in either mode.
 import { expect, it } from 'vitest';
 
 import { NodeNetwork, runInNetns } from '../../lib/index.js';
+import { echoWho } from '../../lib/testing/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { hboneDelivery, onTwoPods } from './simulated-pods.js';
 
 const PROBE_SOURCE = '169.254.7.127';
+const CUSTOM_PROBE_SOURCE = '169.254.10.1';
 
 async function nftRuleset(path: string): Promise<string> {
   const r = await runInNetns(path, ['nft', 'list', 'ruleset'], { timeoutMs: 10_000 });
@@ -61,6 +64,39 @@ describePrivileged(
       expect(served).toContain(`conn 8080 ${PROBE_SOURCE}\n`);
       expect(served).toContain(`conn 15006 ${podB.ip}\n`);
       expect(served).toContain('conn 15006 10.244.0.1\n');
+    });
+
+    it("leaves an ingress-only pod's inbound alone but redirects its outbound, and SNATs probes to a configured source", async () => {
+      // Pod B has no server: a connection from A that is not redirected to A's own 15001 is refused.
+      const { served, podA } = await onTwoPods('n', [8080, 15001, 15006], async ({ sim, podA, podB }) => {
+        const network = new NodeNetwork({
+          hostNetns: sim.host.path,
+          backend: 'nftables',
+          kubeletUid: process.getuid!(),
+          probeSourceV4: CUSTOM_PROBE_SOURCE,
+        });
+        await network.start();
+        try {
+          const pod = { uid: podA.uid, ips: [podA.ip], netns: podA.path, ingressOnly: true };
+          await network.addPod(pod);
+          expect(await nftRuleset(sim.host.path)).toContain(`counter packets 0 bytes 0 snat ip to ${CUSTOM_PROBE_SOURCE}`);
+          expect(await echoWho(podB.path, podA.ip, 8080)).toBe(`8080 ${podB.ip}`);
+          expect(await echoWho(sim.host.path, podA.ip, 8080)).toBe(`8080 ${CUSTOM_PROBE_SOURCE}`);
+          expect(await echoWho(podA.path, podB.ip, 8080)).toBe(`15001 ${podA.ip}`);
+          await network.removePod(pod);
+
+          // The same pod fully enrolled: B's traffic goes to 15006, and only the in-pod accept of the configured
+          // source keeps the host's probe from going there too.
+          await network.addPod({ ...pod, ingressOnly: false });
+          expect(await echoWho(podB.path, podA.ip, 8080)).toBe(`15006 ${podB.ip}`);
+          expect(await echoWho(sim.host.path, podA.ip, 8080)).toBe(`8080 ${CUSTOM_PROBE_SOURCE}`);
+          await network.removePod(pod);
+          expect(await echoWho(podA.path, podB.ip, 8080)).toBe('refused');
+        } finally {
+          await network.stop();
+        }
+      });
+      expect(served).toContain(`conn 15001 ${podA.ip}\n`);
     });
 
     it("brings the app's replies to inbound HBONE back to the in-pod proxy through the connmark, also in ingress-only mode", async () => {
