@@ -133,8 +133,8 @@ export function nftInpodRules(config: NftInpodRulesConfig = {}): NftRuleset {
     .rule('output', x.jump(OUTPUT))
     .rule('prerouting', x.jump(PRERT));
   for (const iface of vifs as string[]) {
-    nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.redirect(port(INPOD.outboundPort)));
-    nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.return());
+    nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.counter(), x.redirect(port(INPOD.outboundPort)));
+    nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.counter(), x.return());
   }
   // Ingress-only drops the same inbound rules as inpodRules does (the probe accept and the 15006 redirect); the
   // outbound probe accept and, in mangle, the connmark of proxy-marked inbound packets stay, as they stay there.

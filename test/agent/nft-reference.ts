@@ -42,8 +42,8 @@ export function referenceInpodText(v: ReferenceVariant = {}): string {
   nat('output jump istio-output');
   nat('prerouting jump istio-prerouting');
   for (const iface of v.virtualInterfaces ?? []) {
-    nat(`istio-prerouting iifname ${iface} meta l4proto tcp redirect to :15001`);
-    nat(`istio-prerouting iifname ${iface} meta l4proto tcp return`);
+    nat(`istio-prerouting iifname ${iface} meta l4proto tcp counter redirect to :15001`);
+    nat(`istio-prerouting iifname ${iface} meta l4proto tcp counter return`);
   }
   if (!v.ingressOnly) each((f) => `istio-prerouting meta l4proto tcp ${f.ip} saddr ${f.probe} counter accept`);
   each((f) => `istio-output meta l4proto tcp ${f.ip} daddr ${f.probe} counter accept`);
