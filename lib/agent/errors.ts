@@ -1,8 +1,11 @@
 /** Errors of the agent layer: which step failed and whether retrying can help. */
 import { PodnetError } from '../errors.js';
 
-/** AgentStep names the step of a pod or node flow that failed (AgentError.step; its code is `ERR_AGENT_<STEP>`). */
-export type AgentStep = 'netns' | 'inpod-rules' | 'routes' | 'proxy' | 'probe-set' | 'host-rules' | 'sets';
+/**
+ * AgentStep names the step of a pod or node flow that failed (AgentError.step; its code is `ERR_AGENT_<STEP>`, e.g.
+ * `ERR_AGENT_KUBELET_UID` for 'kubelet-uid', the nftables backend's detection of the kubelet's uid at start()).
+ */
+export type AgentStep = 'kubelet-uid' | 'sets' | 'host-rules' | 'netns' | 'inpod-rules' | 'routes' | 'proxy' | 'probe-set';
 
 /**
  * AgentError wraps the failure of one step (`step`), keeps the original as `cause`, and says whether retrying the
@@ -17,7 +20,7 @@ export class AgentError extends PodnetError {
   readonly pod: string | undefined;
 
   constructor(step: AgentStep, message: string, options: { cause?: unknown; retryable: boolean; pod?: string }) {
-    super(message, `ERR_AGENT_${step.toUpperCase().replace('-', '_')}`, { cause: options.cause });
+    super(message, `ERR_AGENT_${step.toUpperCase().replaceAll('-', '_')}`, { cause: options.cause });
     this.step = step;
     this.retryable = options.retryable;
     this.pod = options.pod;

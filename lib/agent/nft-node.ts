@@ -16,8 +16,10 @@ import type { ConflictPolicy, ProbeConflict, ProbeOwnerMismatch } from './probe-
 /** NftHostConfig is what the host's side needs: NodeNetwork's options as it checked them. */
 export interface NftHostConfig {
   nftables: NftablesFactory;
-  /** The kubelet's uid; undefined: detected from /proc when the host starts. */
+  /** The kubelet's uid; undefined: NodeNetwork detects it under procRoot when the host starts. */
   kubeletUid: number | undefined;
+  /** The host's procfs, where the kubelet is looked for. */
+  procRoot: string;
   prefix: string;
   ipv6: boolean;
   probeSourceV4: string;
@@ -46,14 +48,23 @@ export class NftHost {
     this.#config = config;
   }
 
+  /** configuredKubeletUid is the uid NodeNetwork was given, or undefined when it is to be detected. */
+  get configuredKubeletUid(): number | undefined {
+    return this.#config.kubeletUid;
+  }
+
+  /** detectKubeletUid reads the kubelet's uid under procRoot; throws KubeletUidError when it cannot be told. */
+  detectKubeletUid(): number {
+    return detectKubeletUid(this.#config.procRoot);
+  }
+
   /**
-   * open connects to the host's nf_tables and fixes the kubelet uid (detected when not given: throws KubeletUidError
-   * when it cannot be told), then builds the probe set. Rejects as the factory does.
+   * open connects to the host's nf_tables, fixes the host rules for kubeletUid, then builds the probe set. Rejects as
+   * the factory does.
    */
-  async open(): Promise<NftProbeSet> {
+  async open(kubeletUid: number): Promise<NftProbeSet> {
     if (this.#probes) return this.#probes;
     const c = this.#config;
-    const kubeletUid = c.kubeletUid ?? detectKubeletUid();
     this.#rules = nftHostRules({ kubeletUid, ipv6: c.ipv6, probeSetPrefix: c.prefix, probeSourceV4: c.probeSourceV4, probeSourceV6: c.probeSourceV6 });
     this.#nft ??= await c.nftables({ netns: undefined });
     this.#probes = new NftProbeSet({

@@ -36,6 +36,7 @@ import {
 import { NftHost, withPodNftables } from './nft-node.js';
 import type { NftProbeSet } from './nft-probe-set.js';
 import type { NftRuleset, NftVerifyResult } from '../nftables/index.js';
+import { KubeletUidError, checkProcRoot } from './nft-kubelet.js';
 import { nftInpodRules } from './nft-rules.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { toLogger, type Logger } from '../logger.js';
@@ -73,9 +74,17 @@ export interface NodeNetworkOptions {
   nftables?: NftablesFactory;
   /**
    * The kubelet's uid for the nftables backend's host SNAT rule (`meta skuid`); default: detected at start() from
-   * the processes named 'kubelet' in /proc (start() fails with KubeletUidError when it cannot tell).
+   * the process hosting the kubelet under `hostProcRoot` (comm `kubelet`, MicroK8s' `kubelite`, or `k3s server` /
+   * `k3s agent`; see detectKubeletUid). When it cannot be told, start() rejects with AgentError step 'kubelet-uid'
+   * (`ERR_AGENT_KUBELET_UID`) whose cause is a KubeletUidError, before anything is changed.
    */
   kubeletUid?: number;
+  /**
+   * The host's procfs, an absolute path, where the nftables backend looks for the kubelet when `kubeletUid` is not
+   * given (default '/proc'). An agent in a container passes the host's /proc mounted into it (the reference's
+   * DaemonSet mounts it at '/host/proc'): its own /proc shows only its own processes.
+   */
+  hostProcRoot?: string;
   /** Opens pod namespaces; default real ones (Netns). */
   netns?: NetnsOpener;
   /** Opens rtnetlink clients in pod namespaces for the policy routes; default real ones (Rtnetlink.open). */
@@ -204,6 +213,8 @@ function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
 
 /** Whether retrying the same call can help after err. */
 function retryable(err: unknown): boolean {
+  // No kubelet yet (it may be restarting) can change; kubelets of several uids or an unreadable procfs will not.
+  if (err instanceof KubeletUidError) return err.uids.length === 0 && err.cause === undefined;
   if (err instanceof ProbeOwnerConflictError) return false; // stale entries are not cleared by retrying
   if (err instanceof IptablesLockTimeoutError) return true;
   if (err instanceof IptablesRestoreError) return false; // the rules themselves were refused
@@ -264,6 +275,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     const backend = o.backend ?? 'iptables';
     if (backend !== 'iptables' && backend !== 'nftables') throw invalidValue('options.backend', "'iptables' or 'nftables'", backend);
     if (o.kubeletUid !== undefined) checkInteger('options.kubeletUid', o.kubeletUid, 0, 0xfffffffe);
+    const hostProcRoot = checkProcRoot('options.hostProcRoot', o.hostProcRoot ?? '/proc');
     this.#nftables = o.nftables ?? realNftables(o.hostNetns);
     if (o.proxy !== undefined) {
       const p = o.proxy as unknown as Record<string, unknown>;
@@ -280,6 +292,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         ? new NftHost({
             nftables: this.#nftables,
             kubeletUid: o.kubeletUid,
+            procRoot: hostProcRoot,
             prefix: this.#options.probeSetPrefix,
             ipv6: this.#options.ipv6,
             probeSourceV4: this.#options.probeSourceV4,
@@ -362,7 +375,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   /**
    * start creates the probe sets (an existing identical set is fine), loads their owners, and installs the host
-   * SNAT rules (deleted, then created). Rejects with AgentError (step 'sets' or 'host-rules').
+   * SNAT rules (deleted, then created). With the nftables backend and no `kubeletUid` it first detects the kubelet's
+   * uid under `hostProcRoot`. Rejects with AgentError: step 'kubelet-uid' (its cause a KubeletUidError; retryable
+   * when no kubelet runs yet), 'sets' or 'host-rules'.
    */
   async start(): Promise<void> {
     if (this.#started) return;
@@ -399,7 +414,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   }
 
   async #startNft(host: NftHost): Promise<void> {
-    const probes = await this.#step('sets', undefined, 'opening nftables in the host namespace', () => host.open());
+    const kubeletUid =
+      host.configuredKubeletUid ??
+      (await this.#step('kubelet-uid', undefined, "detecting the kubelet's uid", async () => host.detectKubeletUid()));
+    const probes = await this.#step('sets', undefined, 'opening nftables in the host namespace', () => host.open(kubeletUid));
     await this.#step('sets', undefined, 'creating the probe sets', async () => {
       await probes.ensure();
       await probes.load();

@@ -3,8 +3,9 @@
 // shared cases of node-backend-contract.ts and what only this backend shows.
 import { expect, it } from 'vitest';
 
-import { INPOD_ROUTING, NodeNetwork, type Nftables } from '../../lib/index.js';
+import { AgentError, INPOD_ROUTING, KubeletUidError, NodeNetwork, type Nftables } from '../../lib/index.js';
 import { NFT_TABLES, nftHostRules, nftInpodRules } from '../../lib/agent/nft-rules.js';
+import { fakeProcRoot } from './fake-proc.js';
 import { nodeBackendContract, type NodeBackend, type Owners } from './node-backend-contract.js';
 import type { NftPodRef, NftWorld } from './nft-world.js';
 
@@ -164,12 +165,55 @@ const nftBackend: NodeBackend<NftWorld, NftChecks> = {
       expect((await net.verify({ pods: [info(pod)] })).inSync).toBe(true);
     });
 
-    it('refuses a bad backend or kubelet uid when constructed, and bad pods before doing anything', async () => {
+    it("detects the kubelet's uid at start() under hostProcRoot, and puts it into the host rule", async () => {
+      const { host, node } = current();
+      using proc = fakeProcRoot([
+        { pid: 1, comm: 'systemd', cmdline: ['/sbin/init'], uid: 0 },
+        { pid: 812, comm: 'k3s', cmdline: ['/usr/local/bin/k3s server'], uid: 4343 },
+      ]);
+      const net = await node({ kubeletUid: undefined, hostProcRoot: proc.path });
+      expect(await host.verify(nftHostRules({ kubeletUid: 4343 }))).toMatchObject({ inSync: true });
+      expect((await net.verify()).inSync).toBe(true);
+    });
+
+    it("fails at the kubelet-uid step, changing nothing, when the kubelet's uid cannot be told; a retry after the kubelet starts succeeds", async () => {
+      const { world, host } = current();
+      using proc = fakeProcRoot([{ pid: 1, comm: 'systemd', cmdline: ['/sbin/init'], uid: 0 }]);
+      const net = new NodeNetwork({ ...(await world.options()), kubeletUid: undefined, hostProcRoot: proc.path });
+      const err = await net.start().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AgentError);
+      // No kubelet yet (it may be restarting): worth a retry.
+      expect(err).toMatchObject({ step: 'kubelet-uid', code: 'ERR_AGENT_KUBELET_UID', retryable: true });
+      expect((err as AgentError).cause).toBeInstanceOf(KubeletUidError);
+      expect((err as AgentError).cause).toMatchObject({ code: 'ERR_KUBELET_UID', option: 'kubeletUid', uids: [], procRoot: proc.path });
+      expect((await host.tables('inet')).map((t) => t.name)).toEqual([]);
+      expect(net.probeSet).toBeUndefined();
+
+      proc.add({ pid: 900, comm: 'kubelet', cmdline: ['/usr/bin/kubelet', '--config=/var/lib/kubelet/config.yaml'], uid: 0 });
+      await net.start();
+      expect(await host.verify(nftHostRules({ kubeletUid: 0 }))).toMatchObject({ inSync: true });
+      await net.stop();
+
+      // Kubelets of two uids, or a procfs that is not there: retrying the same call cannot help.
+      proc.add({ pid: 901, comm: 'kubelite', cmdline: ['/snap/microk8s/1/kubelite', '--kubelet-args-file=/x'], uid: 1000 });
+      const ambiguous = await net.start().catch((e: unknown) => e);
+      expect(ambiguous).toMatchObject({ step: 'kubelet-uid', retryable: false, cause: expect.objectContaining({ uids: [0, 1000] }) });
+      const missing = new NodeNetwork({ ...(await world.options()), kubeletUid: undefined, hostProcRoot: `${proc.path}/none` });
+      await expect(missing.start()).rejects.toMatchObject({ step: 'kubelet-uid', retryable: false, cause: expect.objectContaining({ cause: expect.objectContaining({ code: 'ENOENT' }) }) });
+      expect((await host.tables('inet')).map((t) => t.name)).toEqual([]);
+    });
+
+    it('refuses a bad backend, kubelet uid or host procfs when constructed, and bad pods before doing anything', async () => {
       const { node, owners } = current();
       expect(() => new NodeNetwork({ backend: 'pf' as 'nftables' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE', argument: 'options.backend' }));
       expect(() => new NodeNetwork({ backend: 'nftables', kubeletUid: -5 })).toThrow(
         expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE', argument: 'options.kubeletUid' }),
       );
+      for (const [hostProcRoot, code] of [['host/proc', 'ERR_INVALID_ARG_VALUE'], ['', 'ERR_INVALID_ARG_VALUE'], [7, 'ERR_INVALID_ARG_TYPE']] as const) {
+        expect(() => new NodeNetwork({ backend: 'nftables', hostProcRoot: hostProcRoot as string })).toThrow(
+          expect.objectContaining({ code, argument: 'options.hostProcRoot' }),
+        );
+      }
       const net = await node();
       await expect(net.addPod({ uid: '', ips: [] })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
       await expect(net.addPod({ uid: 'x', ips: ['10.1'] })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
