@@ -68,9 +68,11 @@ export interface NftSetSpec {
   /** The type of its keys. */
   type: NftSetKeyType;
   /**
-   * The set's flags: `constant` (no element changes once a rule uses it), `timeout` (elements that expire). Not
-   * `interval`: podnet's elements are single addresses, and one of those alone in an interval set starts a range that
-   * never ends.
+   * The set's flags: `constant` (no element changes once a rule uses it), `timeout` (the set may hold elements that
+   * expire: it takes a timeout per element, and the kernel's garbage collector removes the expired). podnet gives
+   * neither the set a default timeout nor its elements one, so the elements it adds never expire; the flag only lets
+   * others add ones that do (`nft add element ... timeout 1h`), and cannot go with `constant`. Not `interval`: podnet's elements are single addresses, and one of those alone in an interval set starts a
+   * range that never ends.
    */
   flags?: NftSetFlag[];
   /**
@@ -97,6 +99,38 @@ export interface NftElementSpec {
 /** NftListedFamily is a listed object's family: a name, or a number for families podnet does not name. */
 export type NftListedFamily = NftFamily | number;
 
+/**
+ * NftRawAttr is an attribute of a listed object that podnet does not decode, kept as the kernel sent it (the
+ * NLA_F_* flags masked off): a set's timeout (NFTA_SET_TIMEOUT), a netdev chain's hook with its devices
+ * (NFTA_CHAIN_HOOK), an element's expiry, user data with records beyond the comment, and whatever a newer kernel adds.
+ */
+export interface NftRawAttr {
+  /** The attribute type (nla_type without the NLA_F_* flags), as the kernel's NFTA_* enum of the object numbers it. */
+  type: number;
+  /** Its payload, without the attribute header. */
+  data: Buffer;
+}
+
+/** NftRawMessage is a message of a listing's dump that is not of the object type listed, whole. */
+export interface NftRawMessage {
+  /** Its nlmsg_type ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_*). */
+  type: number;
+  /** Its payload: the nfgenmsg and the attributes. */
+  payload: Buffer;
+}
+
+/**
+ * NftListing is what tables(), chains(), sets() and rules() resolve: the listed objects, as an array, and in
+ * `rawMessages` the messages of the dump that were not of the listed type (none from today's kernels), so nothing
+ * the kernel sent is lost. `rawMessages` is not enumerable: the array compares, spreads and prints as the objects
+ * alone, and a copy (`map`, `filter`, `[...list]`) does not carry it. Nftables always sets it (empty when there were
+ * none); it is optional in the type so that a plain array of objects is a listing too.
+ */
+export type NftListing<T> = T[] & {
+  /** The dump's messages of another type than the objects', as they came. */
+  readonly rawMessages?: readonly NftRawMessage[];
+};
+
 /** NftTable is a table as listed. */
 export interface NftTable {
   /** The table's family. */
@@ -111,6 +145,8 @@ export interface NftTable {
   use: number;
   /** The comment from its user data. */
   comment: string | undefined;
+  /** The attributes podnet does not decode (NFTA_TABLE_*, e.g. OWNER); absent when there are none. */
+  raw?: NftRawAttr[];
 }
 
 /** NftChain is a chain as listed. */
@@ -135,6 +171,16 @@ export interface NftChain {
   use: number;
   /** The comment from its user data. */
   comment: string | undefined;
+  /**
+   * NFT_CHAIN_* flags other than NFT_CHAIN_BASE (which `type` and `hook` already tell): HW_OFFLOAD 0x2, BINDING
+   * 0x4; absent when it has none.
+   */
+  flags?: number;
+  /**
+   * The attributes podnet does not decode (NFTA_CHAIN_*): a hook with more than hook number and priority, such as a
+   * netdev chain's devices, is here whole as NFTA_CHAIN_HOOK; absent when there are none.
+   */
+  raw?: NftRawAttr[];
 }
 
 /** NftSet is a set as listed. */
@@ -157,14 +203,67 @@ export interface NftSet {
   size: number | undefined;
   /** The comment from its user data. */
   comment: string | undefined;
+  /**
+   * Maps only (NFT_SET_MAP, nft's `map`): the type of the data each key maps to and its length in bytes; absent for a
+   * set. A map's elements list their data as `data`.
+   */
+  map?: NftMapData;
+  /**
+   * The attributes podnet does not decode (NFTA_SET_*): the set's timeout and gc interval, its description of
+   * concatenated fields, its expressions, an object map's object type, user data holding more than the comment and
+   * the key's byte order (nft's `typeof` and `auto-merge`, a map's data byte order); absent when there are none.
+   * Not kept: NFTA_SET_TYPE (the kernel's id of the set backend) and NFTA_SET_COUNT (the number of elements), which
+   * say nothing of what the set holds or does.
+   */
+  raw?: NftRawAttr[];
 }
 
-/** NftElement is a set element as listed. */
+/** NftMapData is the data side of a map: its type and length. */
+export interface NftMapData {
+  /** 'verdict', 'ipv4_addr' / 'ipv6_addr', or nft's datatype id for the others. */
+  type: 'verdict' | NftSetKeyType | number;
+  /** The length of each element's data in bytes (16 for a verdict). */
+  length: number;
+}
+
+/**
+ * NftElementData is what a map element maps its key to: a verdict (a verdict map's `: accept`, `: jump CHAIN`), or
+ * a value, an address for ipv4_addr / ipv6_addr data and hex for the others.
+ */
+export type NftElementData =
+  | { verdict: 'accept' | 'drop' | 'continue' | 'return' | number }
+  | { verdict: 'jump' | 'goto'; chain: string }
+  | { value: string };
+
+/**
+ * NftElement is a set element as listed. In an interval set the kernel keeps a range as two elements, its start
+ * and, flagged NFT_SET_ELEM_INTERVAL_END, the address after its end; listed, they are one element as `nft list`
+ * prints it, and an end is never listed as a member.
+ */
 export interface NftElement {
-  /** The address for ipv4_addr / ipv6_addr sets; other keys as hex. */
+  /**
+   * The key as nft prints it: an address for ipv4_addr / ipv6_addr sets (IPv6 as inet_ntop writes it); in an
+   * interval set a prefix (`10.0.0.0/24`) or a range (`10.1.0.1-10.1.0.5`) when it covers more than one address;
+   * `*` for a catch-all element; other keys as hex.
+   */
   address: string;
   /** The element's comment, when it has one. */
   comment: string | undefined;
+  /** Interval sets only: the first and last key the element covers, when it covers more than one. */
+  range?: { first: string; last: string };
+  /** Maps only: what the key maps to (absent, with the attribute in `raw`, when podnet cannot decode it). */
+  data?: NftElementData;
+  /**
+   * NFT_SET_ELEM_* flags other than INTERVAL_END (which made the range): CATCHALL 0x2 for `*`; absent when it has
+   * none.
+   */
+  flags?: number;
+  /**
+   * The attributes podnet does not decode (NFTA_SET_ELEM_*): an element's timeout and expiration, the end key of a
+   * concatenated range (KEY_END), its expressions, an object reference, user data beyond the comment; in an interval
+   * set those of the range's end element follow its start's. Absent when there are none.
+   */
+  raw?: NftRawAttr[];
 }
 
 /**
@@ -215,6 +314,11 @@ export interface NftRule {
   exprs: NftExpr[];
   /** The NFTA_RULE_EXPRESSIONS attribute as listed. */
   expressions: Buffer;
+  /**
+   * The attributes podnet does not decode (NFTA_RULE_*, e.g. COMPAT; user data beyond the comment); absent when
+   * there are none.
+   */
+  raw?: NftRawAttr[];
 }
 
 /** NftRawRule is another name for NftRule. */
