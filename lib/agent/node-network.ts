@@ -121,6 +121,12 @@ export interface PodInfo {
   netns?: NetnsLike;
   /** Leave the pod's inbound traffic alone (inpodRules' `ingressOnly`; default false). */
   ingressOnly?: boolean;
+  /**
+   * Interfaces inside the pod whose inbound TCP is redirected to the proxy's outbound port (inpodRules'
+   * `virtualInterfaces`, the reference's `istio.io/reroute-virtual-interfaces` annotation; default none). Each an
+   * interface name: 1 to 15 bytes, no whitespace, '/' or ':', not '.' or '..'.
+   */
+  virtualInterfaces?: readonly string[];
   /** The pod's name, namespace and service account, for the node proxy (needed with the `proxy` option). */
   workload?: ZdsWorkloadInfo;
 }
@@ -201,6 +207,10 @@ function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
   if (p.ingressOnly !== undefined && typeof p.ingressOnly !== 'boolean') {
     throw invalidType(`${name}.ingressOnly`, 'a boolean', p.ingressOnly);
   }
+  if (p.virtualInterfaces !== undefined) {
+    if (!Array.isArray(p.virtualInterfaces)) throw invalidType(`${name}.virtualInterfaces`, 'an array of interface names', p.virtualInterfaces);
+    p.virtualInterfaces.forEach((iface, i) => checkInterfaceName(`${name}.virtualInterfaces[${i}]`, iface));
+  }
   if (p.workload !== undefined || needsWorkload) {
     const w = checkOptions<ZdsWorkloadInfo>(`${name}.workload`, p.workload);
     if (p.workload === undefined) throw invalidType(`${name}.workload`, "the pod's name, namespace and service account", p.workload);
@@ -209,6 +219,18 @@ function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
     if (typeof w.serviceAccount !== 'string') throw invalidType(`${name}.workload.serviceAccount`, 'a string', w.serviceAccount);
   }
   return p as PodInfo;
+}
+
+/**
+ * checkInterfaceName returns value if the kernel takes it as an interface name (dev_valid_name: 1 to 15 bytes, no
+ * whitespace, '/' or ':', not '.' or '..'); throws InvalidArgumentError naming name otherwise.
+ */
+function checkInterfaceName(name: string, value: unknown): string {
+  const iface = checkString(name, value, 15);
+  if (/[\s/:]/.test(iface) || iface === '.' || iface === '..') {
+    throw invalidValue(name, "an interface name (no whitespace, '/' or ':', not '.' or '..')", value);
+  }
+  return iface;
 }
 
 /** Whether retrying the same call can help after err. */
@@ -350,6 +372,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
       dnsCapture: this.#options.dnsCapture,
       probeSource: this.#probeSource(family),
       ingressOnly: pod.ingressOnly ?? false,
+      virtualInterfaces: pod.virtualInterfaces ?? [],
     });
   }
 
@@ -365,6 +388,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
       probeSourceV4: this.#options.probeSourceV4,
       probeSourceV6: this.#options.probeSourceV6,
       ingressOnly: pod.ingressOnly ?? false,
+      virtualInterfaces: pod.virtualInterfaces ?? [],
     });
   }
 

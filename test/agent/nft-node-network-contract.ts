@@ -203,6 +203,26 @@ const nftBackend: NodeBackend<NftWorld, NftChecks> = {
       expect((await host.tables('inet')).map((t) => t.name)).toEqual([]);
     });
 
+    it("applies a pod's own virtual interfaces, and verify and repair hold the pod to them", async () => {
+      const { world, node } = current();
+      const net = await node({ ipv6: true });
+      const pod = world.pod();
+      const virtualInterfaces = ['istioin', 'tun0'];
+      const withVifs = info(pod, { virtualInterfaces });
+      await net.addPod(withVifs);
+      const nft = await world.podNftables(pod);
+      expect(await nft.verify(nftInpodRules({ ipv6: true, virtualInterfaces }))).toMatchObject({ inSync: true });
+      expect((await net.verify({ pods: [withVifs] })).inSync).toBe(true);
+      // Without them the pod's rules are drift: repair takes them out, and a snapshot's reapply puts them back.
+      expect((await net.verify({ pods: [info(pod)] })).inSync).toBe(false);
+      expect(await net.repair({ pods: [info(pod)] })).toEqual({ changed: true });
+      expect(await nft.verify(nftInpodRules({ ipv6: true }))).toMatchObject({ inSync: true });
+      expect(await net.syncSnapshot([withVifs], { reapplyRules: true })).toMatchObject({ rulesReapplied: 1 });
+      expect(await nft.verify(nftInpodRules({ ipv6: true, virtualInterfaces }))).toMatchObject({ inSync: true });
+      await net.removePod(withVifs);
+      expect(await nft.tables('inet')).toEqual([]);
+    });
+
     it('refuses a bad backend, kubelet uid or host procfs when constructed, and bad pods before doing anything', async () => {
       const { node, owners } = current();
       expect(() => new NodeNetwork({ backend: 'pf' as 'nftables' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE', argument: 'options.backend' }));

@@ -75,6 +75,30 @@ export function nodeBackendContract<W extends NodeWorld, S extends { owners: Own
       expect(await owners()).toEqual({});
     });
 
+    it('refuses a pod whose virtualInterfaces are not interface names, before doing anything', async () => {
+      const net = await node();
+      const pod = world.pod();
+      const bad: [unknown, string, string][] = [
+        ['eth0', 'ERR_INVALID_ARG_TYPE', 'pod.virtualInterfaces'],
+        [[42], 'ERR_INVALID_ARG_TYPE', 'pod.virtualInterfaces[0]'],
+        [['eth0', ''], 'ERR_INVALID_ARG_VALUE', 'pod.virtualInterfaces[1]'],
+        [['a-name-too-long-x'], 'ERR_INVALID_ARG_VALUE', 'pod.virtualInterfaces[0]'],
+        [['eth 0'], 'ERR_INVALID_ARG_VALUE', 'pod.virtualInterfaces[0]'],
+        [['a/b'], 'ERR_INVALID_ARG_VALUE', 'pod.virtualInterfaces[0]'],
+        [['eth0:1'], 'ERR_INVALID_ARG_VALUE', 'pod.virtualInterfaces[0]'],
+        [['..'], 'ERR_INVALID_ARG_VALUE', 'pod.virtualInterfaces[0]'],
+      ];
+      for (const [virtualInterfaces, code, argument] of bad) {
+        const p = { ...info(pod), virtualInterfaces: virtualInterfaces as string[] };
+        await expect(net.addPod(p)).rejects.toMatchObject({ code, argument });
+      }
+      await expect(net.syncSnapshot([{ ...info(pod), virtualInterfaces: ['a/b'] }])).rejects.toMatchObject({
+        code: 'ERR_INVALID_ARG_VALUE',
+        argument: 'pods[0].virtualInterfaces[0]',
+      });
+      expect(await owners()).toEqual({});
+    });
+
     it('reports a reused IP as a conflict, takes it over, and never removes the new owner', async () => {
       const net = await node();
       const conflicts: ProbeConflict[] = [];

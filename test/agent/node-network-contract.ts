@@ -3,7 +3,7 @@
 // shows.
 import { expect, it } from 'vitest';
 
-import { INPOD_ROUTING, NodeNetwork, hostProbeRules, inpodRules } from '../../lib/index.js';
+import { INPOD, INPOD_ROUTING, NodeNetwork, hostProbeRules, inpodRules } from '../../lib/index.js';
 import { nodeBackendContract, type NodeBackend, type Owners } from './node-backend-contract.js';
 import type { World } from './world.js';
 
@@ -208,6 +208,27 @@ const iptablesBackend: NodeBackend<World, { owners: Owners }> = {
       await net.removePod(info);
       expect(await owners()).toEqual({});
       expect((await ipt.verify(ingress)).missing.length).toBe(ingress.rules().length + 6);
+    });
+
+    it("applies a pod's own virtual interfaces first in nat ISTIO_PRERT, and verify and repair hold the pod to them", async () => {
+      const { world, node } = current();
+      const net = await node();
+      const pod = world.pod();
+      const virtualInterfaces = ['istioin', 'tun0'];
+      const plain = { uid: pod.uid, ips: [pod.ip], netns: pod.netns };
+      const withVifs = { ...plain, virtualInterfaces };
+      await net.addPod(withVifs);
+      const ipt = await world.podIptables(pod);
+      expect(await ipt.verify(inpodRules({ virtualInterfaces }))).toMatchObject({ inSync: true, unexpected: [] });
+      const prert = (await ipt.save()).tables.nat!.chains[INPOD.preroutingChain]!.rules.slice(0, 2).map((r) => r.join(' '));
+      expect(prert).toEqual(['-i istioin -p tcp -j REDIRECT --to-ports 15001', '-i istioin -p tcp -j RETURN']);
+      expect((await net.verify({ pods: [withVifs] })).inSync).toBe(true);
+      expect((await net.verify({ pods: [plain] })).inSync).toBe(false);
+      expect(await net.repair({ pods: [plain] })).toEqual({ changed: true });
+      expect(await ipt.verify(inpodRules())).toMatchObject({ inSync: true, unexpected: [] });
+      expect(await net.syncSnapshot([withVifs], { reapplyRules: true })).toMatchObject({ rulesReapplied: 1 });
+      expect(await ipt.verify(inpodRules({ virtualInterfaces }))).toMatchObject({ inSync: true, unexpected: [] });
+      await net.removePod(withVifs);
     });
 
     it('refuses bad probe sources when constructed, and a pod whose ingressOnly is not a boolean', async () => {
