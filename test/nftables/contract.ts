@@ -296,7 +296,7 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         ]);
         await nft.addElement(T, 'v6', { address: 'fd00::6', comment: utf8 }, { replace: true });
         expect(byAddress(await nft.elements(T, 'v6'))).toEqual([
-          { address: '::ffff:a01:203', comment: 'c'.repeat(128) },
+          { address: '::ffff:10.1.2.3', comment: 'c'.repeat(128) },
           { address: 'fd00::5', comment: utf8 },
           { address: 'fd00::6', comment: utf8 },
         ]);
