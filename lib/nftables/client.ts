@@ -16,6 +16,7 @@ import {
   type RawNftTable,
   type RawNftablesHandle,
 } from '../native.js';
+import { formatIp } from '../ipset/address.js';
 import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
 import type { Netns } from '../netns.js';
 import { checkString, invalidType } from '../validate.js';
@@ -66,25 +67,14 @@ const NFTA_VERDICT = { CODE: 1, CHAIN: 2 } as const;
 const verdictNames = new Map<number, keyof typeof VERDICTS>(Object.entries(VERDICTS).map(([k, v]) => [v, k as keyof typeof VERDICTS]));
 
 /**
- * ipv6Text writes 16 bytes as glibc's inet_ntop does (and so nft): the first longest run of two or more zero groups
- * as '::', and the last 32 bits dotted after a zero run at the start of six groups (`::10.1.2.3`, IPv4-compatible)
- * or of five groups and ffff (`::ffff:10.1.2.3`, IPv4-mapped). Its test for seven (`::0.0.0.2`) can never hold, so
- * `::2` stays hex, as do SIIT (`::ffff:0:a01:203`) and NAT64 (`64:ff9b::a01:203`) addresses.
+ * ipv6Text writes 16 bytes as glibc's inet_ntop does (and so nft): formatIp's RFC 5952 form, which already keeps an
+ * IPv4-mapped address dotted (`::ffff:10.1.2.3`), and also the IPv4-compatible form inet_ntop dots, six zero groups
+ * then a non-zero seventh (`::10.1.2.3`). Its test for seven zero groups (`::0.0.0.2`) can never hold, so `::2` stays
+ * hex, as do SIIT (`::ffff:0:a01:203`) and NAT64 (`64:ff9b::a01:203`) addresses.
  */
 function ipv6Text(key: Buffer): string {
-  const words: number[] = [];
-  for (let i = 0; i < 16; i += 2) words.push(key.readUInt16BE(i));
-  let best = -1, bestLen = 1;
-  for (let i = 0; i < 8; i++) {
-    let j = i;
-    while (j < 8 && words[j] === 0) j++;
-    if (j - i > bestLen) [best, bestLen] = [i, j - i];
-  }
-  const dotted = best === 0 && (bestLen === 6 || (bestLen === 5 && words[5] === 0xffff));
-  const groups = words.map((w) => w.toString(16));
-  if (dotted) groups.splice(6, 2, Array.from(key.subarray(12)).join('.'));
-  if (best < 0) return groups.join(':');
-  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
+  const compat = key.subarray(0, 12).every((b) => b === 0) && (key[12] !== 0 || key[13] !== 0);
+  return compat ? `::${Array.from(key.subarray(12)).join('.')}` : formatIp(6, key);
 }
 
 /** keyText writes a key of the set's key type (by its length when the type is not known). */
