@@ -41,6 +41,24 @@ interface Step {
   run(nft: Nftables): Promise<unknown>;
 }
 
+/** A transaction-building op of a random step. */
+interface Op {
+  label: string;
+  apply: (tx: NftTransaction) => void;
+}
+
+/** batchStep runs ops in one transaction, labelled by theirs. */
+function batchStep(ops: Op[]): Step {
+  return {
+    label: ops.map((o) => o.label).join('; '),
+    run: (nft) => {
+      const tx = nft.transaction();
+      for (const o of ops) o.apply(tx);
+      return nft.run(tx);
+    },
+  };
+}
+
 function makeSteps(seed: number, count: number): Step[] {
   const r = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
@@ -64,7 +82,7 @@ function makeSteps(seed: number, count: number): Step[] {
     return out;
   };
   // Every random choice is drawn here, once: the same closures then build the same transaction for both backends.
-  const op = (): { label: string; apply: (tx: NftTransaction) => void } => {
+  const op = (): Op => {
     const t = pick(TABLES);
     const at = `${t.family} ${t.name}`;
     const roll = r();
@@ -112,7 +130,7 @@ function makeSteps(seed: number, count: number): Step[] {
   };
   // Handles are drawn from the small numbers both backends hand out; jumps go only to a later chain (no loops).
   const handle = () => 1 + Math.floor(r() * 24);
-  const ruleOp = (t: NftTableRef, at: string): { label: string; apply: (tx: NftTransaction) => void } => {
+  const ruleOp = (t: NftTableRef, at: string): Op => {
     const ci = Math.floor(r() * CHAINS.length);
     const chain = CHAINS[ci]!;
     const where = { family: t.family, table: t.name, chain };
@@ -160,15 +178,7 @@ function makeSteps(seed: number, count: number): Step[] {
       continue;
     }
     // Mostly single ops, so that enough of them apply; longer batches for the all-or-nothing paths.
-    const ops = Array.from({ length: chance(0.5) ? 1 : 2 + Math.floor(r() * 3) }, op);
-    steps.push({
-      label: ops.map((o) => o.label).join('; '),
-      run: (nft) => {
-        const tx = nft.transaction();
-        for (const o of ops) o.apply(tx);
-        return nft.run(tx);
-      },
-    });
+    steps.push(batchStep(Array.from({ length: chance(0.5) ? 1 : 2 + Math.floor(r() * 3) }, op)));
   }
   return steps;
 }
@@ -244,7 +254,7 @@ function makeNatSteps(seed: number, count: number): Step[] {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const chance = (p: number) => r() < p;
   const jumps = new Map<string, number>();
-  const op = (): { label: string; apply: (tx: NftTransaction) => void } => {
+  const op = (): Op => {
     const t = pick(NAT_TABLES);
     const at = `${t.family} ${t.name}`;
     const chain = pick(NAT_CHAINS);
@@ -283,15 +293,7 @@ function makeNatSteps(seed: number, count: number): Step[] {
     },
   ];
   for (let i = 1; i < count; i++) {
-    const ops = Array.from({ length: chance(0.6) ? 1 : 2 + Math.floor(r() * 2) }, op);
-    steps.push({
-      label: ops.map((o) => o.label).join('; '),
-      run: (nft) => {
-        const tx = nft.transaction();
-        for (const o of ops) o.apply(tx);
-        return nft.run(tx);
-      },
-    });
+    steps.push(batchStep(Array.from({ length: chance(0.6) ? 1 : 2 + Math.floor(r() * 2) }, op)));
   }
   return steps;
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 import { Nftables, nftExpr as x, type NetlinkPeer, type NftElement, type NftTableRef } from '../../lib/index.js';
 import { FakeNftables } from '../../lib/testing/index.js';
-import { splitMessages } from './helpers/mnl-debug.js';
+import { replyMessage as message, splitMessages } from './helpers/mnl-debug.js';
 import { ACK, CREATE, INET, M, REQ, attr, batch, be32, be64, nest, nft as nftMsg, str } from './helpers/nft-bytes.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
@@ -21,17 +21,6 @@ const NLM_F_MULTI = 2;
 const NLMSG_DONE = 3;
 const NLMSG_ERROR = 2;
 const NFT = (m: number): number => (10 << 8) | m;
-
-function message(type: number, flags: number, seq: number, payload: Buffer): Buffer {
-  const len = 16 + payload.length;
-  const out = Buffer.alloc((len + 3) & ~3);
-  out.writeUInt32LE(len, 0);
-  out.writeUInt16LE(type, 4);
-  out.writeUInt16LE(flags, 6);
-  out.writeUInt32LE(seq, 8);
-  payload.copy(out, 16);
-  return out;
-}
 
 /** payload is nfgenmsg (inet, generation 1) and the attributes. */
 const payload = (...attrs: Buffer[]): Buffer => Buffer.concat([Buffer.from([INET, 0, 0, 1]), ...attrs]);

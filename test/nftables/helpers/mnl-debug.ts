@@ -57,6 +57,18 @@ export function withoutFlagsAndSeq(bytes: Uint8Array): Buffer {
   return b;
 }
 
+/** One netlink message of a peer's answer (type, flags, seq and payload; pid 0), padded to 4 bytes. */
+export function replyMessage(type: number, flags: number, seq: number, payload: Buffer): Buffer {
+  const len = 16 + payload.length;
+  const out = Buffer.alloc((len + 3) & ~3);
+  out.writeUInt32LE(len, 0);
+  out.writeUInt16LE(type, 4);
+  out.writeUInt16LE(flags, 6);
+  out.writeUInt32LE(seq, 8);
+  payload.copy(out, 16);
+  return out;
+}
+
 /** Splits one sendmsg's bytes into its netlink messages. */
 export function splitMessages(bytes: Uint8Array): Buffer[] {
   const b = Buffer.from(bytes);

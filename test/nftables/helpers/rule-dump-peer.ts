@@ -3,24 +3,13 @@
 // podnet's rule encoder and decoder against each other without root; the kernel tests prove both against nft.
 import type { NetlinkPeer } from '../../../lib/index.js';
 import { AckPeer } from './ack-peer.js';
-import { splitMessages } from './mnl-debug.js';
+import { replyMessage as message, splitMessages } from './mnl-debug.js';
 
 const NEWRULE = 0xa06;
 const GETRULE = 0xa07;
 const NLM_F_MULTI = 2;
 const NLMSG_DONE = 3;
 const NFTA_RULE_HANDLE = 3;
-
-function message(type: number, flags: number, seq: number, payload: Buffer): Buffer {
-  const len = 16 + payload.length;
-  const out = Buffer.alloc((len + 3) & ~3);
-  out.writeUInt32LE(len, 0);
-  out.writeUInt16LE(type, 4);
-  out.writeUInt16LE(flags, 6);
-  out.writeUInt32LE(seq, 8);
-  payload.copy(out, 16);
-  return out;
-}
 
 export class RuleDumpPeer implements NetlinkPeer {
   readonly #acks = new AckPeer();
