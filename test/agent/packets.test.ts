@@ -3,12 +3,12 @@
 import { expect, it } from 'vitest';
 
 import { Iptables, NodeNetwork, runInNetns } from '../../lib/index.js';
-import { echoWho, type SimulatedNode } from '../../lib/testing/index.js';
+import type { SimulatedNode } from '../../lib/testing/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
-import { hboneDelivery, onTwoPods } from './simulated-pods.js';
+import { sharedPacketCases } from './packet-cases.js';
+import { onTwoPods } from './simulated-pods.js';
 
 const PROBE_SOURCE = '169.254.7.127';
-const CUSTOM_PROBE_SOURCE = '169.254.10.1';
 
 async function hostState(sim: SimulatedNode): Promise<{ rules: string; sets: string }> {
   const save = async (program: string): Promise<string> => {
@@ -59,58 +59,13 @@ describePrivileged(
       expect(served).toContain(`conn 15006 ${podB.ip}\n`);
     });
 
-    it("leaves an ingress-only pod's inbound alone but redirects its outbound, and SNATs probes to a configured source", async () => {
-      // Pod B has no server: a connection from A that is not redirected to A's own 15001 is refused.
-      const { served, podA } = await onTwoPods('t', [8080, 15001, 15006], async ({ sim, podA, podB }) => {
-        const network = new NodeNetwork({ hostNetns: sim.host.path, probeSourceV4: CUSTOM_PROBE_SOURCE });
-        await network.start();
-        try {
-          const pod = { uid: podA.uid, ips: [podA.ip], netns: podA.path, ingressOnly: true };
-          await network.addPod(pod);
-          expect(await echoWho(podB.path, podA.ip, 8080)).toBe(`8080 ${podB.ip}`);
-          expect(await echoWho(sim.host.path, podA.ip, 8080)).toBe(`8080 ${CUSTOM_PROBE_SOURCE}`);
-          expect(await echoWho(podA.path, podB.ip, 8080)).toBe(`15001 ${podA.ip}`);
-          await network.removePod(pod);
-
-          // The same pod fully enrolled: B's traffic goes to 15006, and only the in-pod ACCEPT of the configured
-          // source keeps the host's probe from going there too.
-          await network.addPod({ ...pod, ingressOnly: false });
-          expect(await echoWho(podB.path, podA.ip, 8080)).toBe(`15006 ${podB.ip}`);
-          expect(await echoWho(sim.host.path, podA.ip, 8080)).toBe(`8080 ${CUSTOM_PROBE_SOURCE}`);
-          await network.removePod(pod);
-          expect(await echoWho(podA.path, podB.ip, 8080)).toBe('refused');
-        } finally {
-          await network.stop();
-        }
-      });
-      expect(served).toContain(`conn 15001 ${podA.ip}\n`);
-    });
-
-    it("brings the app's replies to inbound HBONE back to the in-pod proxy through the connmark, also in ingress-only mode", async () => {
-      const { served, podB } = await onTwoPods('t', [8080], async ({ sim, podA, podB }) => {
-        // The proxy hands B's HBONE connection to the app with B's address: without the agent's rules the app's
-        // reply to that address leaves by eth0, and the proxy never sees it.
-        expect(await hboneDelivery(podA, podB.ip)).toBe('timeout');
-        const network = new NodeNetwork({ hostNetns: sim.host.path });
-        await network.start();
-        try {
-          for (const ingressOnly of [true, false]) {
-            const pod = { uid: podA.uid, ips: [podA.ip], netns: podA.path, ingressOnly };
-            await network.addPod(pod);
-            expect(await hboneDelivery(podA, podB.ip)).toBe(`8080 ${podB.ip}`);
-            if (ingressOnly) {
-              // Without the connmark rule (what ingress-only mode used to apply), the replies are lost again.
-              const ipt = await Iptables.open({ netns: podA.path });
-              await ipt.restore('*mangle\n-F ISTIO_PRERT\nCOMMIT\n');
-              expect(await hboneDelivery(podA, podB.ip)).toBe('timeout');
-            }
-            await network.removePod(pod);
-          }
-        } finally {
-          await network.stop();
-        }
-      });
-      expect(served).toContain(`conn 8080 ${podB.ip}\n`);
+    sharedPacketCases({
+      prefix: 't',
+      options: {},
+      flushConnmark: async (podNetns) => {
+        const ipt = await Iptables.open({ netns: podNetns });
+        await ipt.restore('*mangle\n-F ISTIO_PRERT\nCOMMIT\n');
+      },
     });
   },
   missingBinary('ipset', 'iptables-nft-save', 'iptables-legacy-save', 'iptables-nft-restore', 'python3'),
