@@ -13,8 +13,20 @@ import { describePrivileged } from '../helpers/privileged.js';
 import {
   ACK, ADDR, APPEND, ARP, BRIDGE, CREATE, DNAT, EXCL, HOOK, INET, IP, IP6, M, NONREC, PORT, REPLACE, REQ, SNAT,
   accept, attr, batch, be32, be64, begin, bitwise, chain, cmp, counter, ctLoad, ctSet, dumpOf, elements, end, expr, goto, immediate, jump, lookup,
-  masq, metaLoad, metaSet, msg, nat, nft, normalize, onKernel, payload, redir, resetSeq, rule, saddr, set, str, table,
+  masq, metaLoad, metaSet, msg, nat, nest, nft, normalize, onKernel, payload, redir, resetSeq, rule, saddr, set, str, table,
 } from './helpers/nft-bytes.js';
+
+/** mapSet is NEWSET of an ipv4_addr map in table t with NFT_SET_MAP and the given data attributes. */
+const mapSet = (name: string, id: number, ...data: Buffer[]): Buffer =>
+  nft(M.NEWSET, REQ | ACK | CREATE, INET, str(1, 't'), str(2, name), ...(data.some((d) => d.readUInt16LE(2) === 3) ? [] : [be32(3, 8)]), be32(4, 7), be32(5, 4), ...data, be32(10, id));
+const value = (bytes: number[]): Buffer => nest(2, attr(1, Uint8Array.from(bytes)));
+const verdictData = (code: number): Buffer => nest(2, nest(2, be32(1, code)));
+/** mapElements is NEWSETELEM into t's map with [key, NFTA_SET_ELEM_DATA or nothing] pairs (a flags number last). */
+function mapElements(s: string, ...items: ([number[], Buffer?] | number)[]): Buffer {
+  const flags = typeof items.at(-1) === 'number' ? (items.pop() as number) : REQ | ACK | CREATE;
+  const list = (items as [number[], Buffer?][]).map(([k, d]) => nest(1, nest(1, attr(1, Uint8Array.from(k))), ...(d ? [d] : [])));
+  return nft(M.NEWSETELEM, flags, INET, str(1, 't'), str(2, s), nest(3, ...list));
+}
 
 interface Case {
   name: string;
@@ -120,6 +132,58 @@ const CASES: Case[] = [
       batch(nft(M.DELRULE, REQ | ACK, INET, str(1, 't')), nft(M.DELCHAIN, REQ | ACK, INET, str(1, 't'), str(3, 'target'))),
       dumpOf(M.GETCHAIN, INET),
       dumpOf(M.GETSET, INET, str(1, 't')),
+    ],
+  },
+  {
+    name: 'maps: their data types and lengths, element data kept and listed, added again with the same or other data, wrong data, a lookup into a register',
+    requests: () => [
+      batch(table('t')),
+      // A value map (ipv4_addr -> ipv4_addr); one without DATA_LEN, of length 0 and 65, a reserved data type, a data
+      // type on a set; a verdict map whose DATA_LEN is ignored (the kernel stores 16).
+      batch(mapSet('m', 1, be32(6, 7), be32(7, 4))),
+      batch(mapSet('x1', 2, be32(6, 7))),
+      batch(mapSet('x2', 3, be32(6, 7), be32(7, 0))),
+      batch(mapSet('x3', 4, be32(6, 7), be32(7, 65))),
+      batch(mapSet('x4', 5, be32(6, 0xffffff01), be32(7, 4))),
+      batch(nft(M.NEWSET, REQ | ACK | CREATE, INET, str(1, 't'), str(2, 'x5'), be32(3, 0), be32(4, 7), be32(5, 4), be32(6, 7), be32(7, 4), be32(10, 6))),
+      batch(mapSet('x6', 7, be32(3, 8))),
+      batch(mapSet('vm', 8, be32(6, 0xffffff00), be32(7, 4))),
+      dumpOf(M.GETSET, INET, str(1, 't')),
+      batch(mapElements('m', [[10, 0, 0, 1], value([192, 168, 0, 1])], [[10, 0, 0, 2], value([192, 168, 0, 2])])),
+      // Again with the same data (taken), with other data (EEXIST without NLM_F_EXCL), with NLM_F_EXCL.
+      batch(mapElements('m', [[10, 0, 0, 1], value([192, 168, 0, 1])])),
+      batch(mapElements('m', [[10, 0, 0, 1], value([192, 168, 0, 9])])),
+      batch(mapElements('m', [[10, 0, 0, 2], value([192, 168, 0, 2])], REQ | ACK | CREATE | EXCL)),
+      // No data, data of another length, too long, empty, a verdict in a value map, a bad key before bad data.
+      batch(mapElements('m', [[10, 0, 0, 3]])),
+      batch(mapElements('m', [[10, 0, 0, 3], value([1, 2])])),
+      batch(mapElements('m', [[10, 0, 0, 3], value(new Array(65).fill(1))])),
+      batch(mapElements('m', [[10, 0, 0, 3], value([])])),
+      batch(mapElements('m', [[10, 0, 0, 3], verdictData(1)])),
+      batch(mapElements('m', [[10, 0, 0], value([1])])),
+      // A verdict map: plain verdicts kept; an unknown code, a value in it.
+      batch(mapElements('vm', [[10, 0, 0, 1], verdictData(1)], [[10, 0, 0, 2], verdictData(0)], [[10, 0, 0, 3], verdictData(-5)], [[10, 0, 0, 4], verdictData(-1)])),
+      batch(mapElements('vm', [[10, 0, 0, 5], verdictData(7)])),
+      batch(mapElements('vm', [[10, 0, 0, 5], value([1, 2, 3, 4])])),
+      batch(mapElements('vm', [[10, 0, 0, 1], verdictData(0)])),
+      dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 'm')),
+      dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 'vm')),
+      elements(M.GETSETELEM, REQ | ACK, 't', 'm', [[10, 0, 0, 2]]),
+      elements(M.GETSETELEM, REQ | ACK, 't', 'vm', [[10, 0, 0, 3]]),
+      // A lookup into a register: a map's data (4 bytes) compared; into a register of a set; inverted on a map.
+      batch(chain('t', 'c')),
+      batch(rule('t', 'c', [saddr(), expr('lookup', str(1, 'm'), be32(2, 1), be32(3, 2), be32(5, 0)), cmp(2, [192, 168, 0, 1])])),
+      batch(rule('t', 'c', [saddr(), expr('lookup', str(1, 'm'), be32(2, 1), be32(3, 2), be32(5, 0)), cmp(2, [192, 168, 0, 1, 0, 0, 0, 0])])),
+      batch(rule('t', 'c', [saddr(), expr('lookup', str(1, 'm'), be32(2, 1), be32(5, 1))])),
+      batch(set('t', 's', 9), rule('t', 'c', [saddr(), expr('lookup', str(1, 's'), be32(2, 1), be32(3, 2), be32(5, 0))])),
+      // An anonymous map is its rule's own: looked up for its data, never for its keys only.
+      batch(mapSet('__map0', 10, be32(3, 0xb), be32(6, 7), be32(7, 4)), rule('t', 'c', [saddr(), expr('lookup', str(1, '__map0'), be32(2, 1), be32(5, 0))])),
+      batch(mapSet('__map0', 11, be32(3, 0xb), be32(6, 7), be32(7, 4)), rule('t', 'c', [saddr(), expr('lookup', str(1, '__map0'), be32(2, 1), be32(3, 2), be32(5, 0)), cmp(2, [1, 2, 3, 4])])),
+      dumpOf(M.GETSET, INET, str(1, 't')),
+      batch(mapElements('m', [[10, 0, 0, 7], value([1, 1, 1, 1])], [[10, 0, 0, 1], value([2, 2, 2, 2])])),
+      dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 'm')),
+      batch(nft(M.DELSETELEM, REQ | ACK, INET, str(1, 't'), str(2, 'm'), nest(3, nest(1, nest(1, attr(1, Uint8Array.from([10, 0, 0, 1]))))))),
+      dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 'm')),
     ],
   },
   {

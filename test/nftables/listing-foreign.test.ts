@@ -246,6 +246,46 @@ describe('FakeNftables: maps and what podnet makes', () => {
   });
 });
 
+describe('FakeNftables: map elements keep their data', () => {
+  const mapElement = (key: number[], data: Buffer): Buffer => nest(1, nest(1, attr(1, Uint8Array.from(key))), data);
+  const addTo = (set: string, ...items: Buffer[]): Buffer => batch(nftMsg(M.NEWSETELEM, REQ | ACK | CREATE, INET, str(1, 't'), str(2, set), nest(3, ...items)));
+  const value = (bytes: number[]): Buffer => nest(2, attr(1, Uint8Array.from(bytes)));
+  const verdict = (code: number, chain?: string): Buffer => nest(2, nest(2, be32(1, code), ...(chain ? [str(2, chain)] : [])));
+  const errnoOf = (replies: Uint8Array[]): number[] => replies.map((r) => Buffer.from(r)).filter((b) => b.readUInt16LE(4) === NLMSG_ERROR).map((b) => b.readInt32LE(16));
+
+  it('lists a value map\'s and a verdict map\'s elements with their data, and refuses a clash and a jump it does not model', async () => {
+    const fake = new FakeNftables();
+    const made = fake.exchange(
+      batch(
+        nftMsg(M.NEWTABLE, REQ | ACK | CREATE, INET, str(1, 't'), be32(2, 0)),
+        nftMsg(M.NEWSET, REQ | ACK | CREATE, INET, str(1, 't'), str(2, 'm'), be32(3, 0x8), be32(4, 7), be32(5, 4), be32(6, 7), be32(7, 4), be32(10, 1)),
+        nftMsg(M.NEWSET, REQ | ACK | CREATE, INET, str(1, 't'), str(2, 'vm'), be32(3, 0x8), be32(4, 7), be32(5, 4), be32(6, 0xffffff00), be32(7, 16), be32(10, 2)),
+        nftMsg(M.NEWCHAIN, REQ | ACK | CREATE, INET, str(1, 't'), str(3, 'c')),
+      ),
+    );
+    expect(errnoOf(made).every((e) => e === 0)).toBe(true);
+    expect(errnoOf(fake.exchange(addTo('m', mapElement([10, 0, 0, 1], value([192, 168, 0, 1])), mapElement([10, 0, 0, 2], value([192, 168, 0, 2])))))).not.toContain(-22);
+    expect(errnoOf(fake.exchange(addTo('vm', mapElement([10, 0, 0, 1], verdict(0)), mapElement([10, 0, 0, 2], verdict(1)))))).not.toContain(-22);
+    // The same key with other data is a clash (EEXIST) even without NLM_F_EXCL, as on the kernel.
+    expect(errnoOf(fake.exchange(addTo('m', mapElement([10, 0, 0, 1], value([192, 168, 0, 9])))))).toContain(-17);
+    // A jump in a verdict map would be a use of the chain and a path of the table's validation: not modelled.
+    expect(errnoOf(fake.exchange(addTo('vm', mapElement([10, 0, 0, 3], verdict(-3, 'c')))))).toContain(-95);
+
+    const nft = await Nftables.open({ netlink: fake });
+    expect(byAddress(await nft.elements(T, 'm'))).toEqual([
+      { address: '10.0.0.1', comment: undefined, data: { value: '192.168.0.1' } },
+      { address: '10.0.0.2', comment: undefined, data: { value: '192.168.0.2' } },
+    ]);
+    expect(byAddress(await nft.elements(T, 'vm'))).toEqual([
+      { address: '10.0.0.1', comment: undefined, data: { verdict: 'drop' } },
+      { address: '10.0.0.2', comment: undefined, data: { verdict: 'accept' } },
+    ]);
+    expect(await nft.testElement(T, 'm', '10.0.0.2')).toEqual({ address: '10.0.0.2', comment: undefined, data: { value: '192.168.0.2' } });
+    expect(fake.dump().tables[0]!.sets.find((x) => x.name === 'm')!.elements.map((e) => e.data)).toEqual(['08000100c0a80001', '08000100c0a80002']);
+    nft.close();
+  });
+});
+
 // ---- On the kernel: written by nft -f, listed by podnet, compared with nft -j ----
 
 type JsonElem = string | { prefix: { addr: string; len: number } } | { range: [string, string] } | { elem: { val: JsonElem; comment?: string } };

@@ -70,6 +70,10 @@ export const NFTA_IMMEDIATE = { DREG: 1, DATA: 2 } as const;
 export const NFTA_LOOKUP = { SET: 1, SREG: 2, DREG: 3, SET_ID: 4, FLAGS: 5 } as const;
 export const NFTA_DATA = { VALUE: 1, VERDICT: 2 } as const;
 export const NFTA_VERDICT = { CODE: 1, CHAIN: 2, CHAIN_ID: 3 } as const;
+/** NFTA_SET_DATA_TYPE of a verdict map. */
+export const NFT_DATA_VERDICT = 0xffffff00;
+/** sizeof(struct nft_verdict) on a 64-bit kernel: a verdict map's data length, whatever NFTA_SET_DATA_LEN says. */
+export const NFT_VERDICT_LEN = 16;
 export const NFT_JUMP = -3;
 export const NFT_GOTO = -4;
 

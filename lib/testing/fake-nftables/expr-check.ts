@@ -12,9 +12,11 @@ import {
   E,
   EXPRESSIONS,
   NFPROTO,
+  NFT_DATA_VERDICT,
   NFT_GOTO,
   NFT_JUMP,
   NFT_RULE_MAXEXPRS,
+  NFT_SET_ANONYMOUS,
   NFT_SET_MAP,
   NFTA_DATA,
   NFTA_EXPR,
@@ -44,7 +46,6 @@ const NFTA_NAT = { TYPE: 1, FAMILY: 2, ADDR_MIN: 3, ADDR_MAX: 4, PROTO_MIN: 5, P
 const NFT_CMP_GTE = 5;
 const NFT_BITWISE_MASK_XOR = 0;
 const NFT_LOOKUP_F_INV = 1;
-const NFT_DATA_VERDICT = 0xffffff00;
 /** NF_NAT_RANGE_MASK: every NF_NAT_RANGE_* flag. */
 const NF_NAT_RANGE_MASK = 0x7f;
 /** struct nft_regs: 4 words of verdict, then 16 of data (NFT_REG32_NUM), 4 bytes each. */
@@ -229,11 +230,13 @@ function lookupInit(ctx: Ctx, d: AttrTable, setOf: (d: AttrTable) => SetObj | un
   const flags = flagsAttr ? u32(ctx, flagsAttr) : 0;
   if (flags & ~NFT_LOOKUP_F_INV) fail(E.EOPNOTSUPP, ctx.item);
   const map = (set.flags & NFT_SET_MAP) !== 0;
-  if (flags & NFT_LOOKUP_F_INV && map) fail(E.EINVAL, ctx.item);
   const dreg = d.get(NFTA_LOOKUP.DREG);
   if (dreg) {
     if (flags & NFT_LOOKUP_F_INV || !map) fail(E.EINVAL, ctx.item);
     store(ctx, dreg, set.dataLen, set.dataType === NFT_DATA_VERDICT);
+  } else if (map && set.flags & NFT_SET_ANONYMOUS) {
+    // A named map may be looked up for its keys only (also inverted); an anonymous one is the rule's own, for its data.
+    fail(E.EINVAL, ctx.item);
   }
   refs.sets.push(set.name);
 }

@@ -106,6 +106,7 @@ export function ruleAttrs(t: TableObj, c: ChainObj, r: RuleObj, prev: RuleObj | 
 
 export function elementAttr(e: ElementObj): Uint8Array {
   const parts = [attr(NFTA_SET_ELEM.KEY, attr(NFTA_DATA.VALUE, e.key))];
+  if (e.data) parts.push(attr(NFTA_SET_ELEM.DATA, e.data));
   if (e.flags !== 0) parts.push(attr(NFTA_SET_ELEM.FLAGS, u32(e.flags)));
   if (e.udata) parts.push(attr(NFTA_SET_ELEM.USERDATA, e.udata));
   return attr(NFTA_LIST_ELEM, concat(parts));

@@ -11,6 +11,8 @@ export interface ElementObj {
   key: Uint8Array;
   flags: number;
   udata: Udata;
+  /** A map element's NFTA_SET_ELEM_DATA nest as the kernel dumps it (its value, or its verdict's code). */
+  data: Uint8Array | undefined;
 }
 
 export interface SetObj {
@@ -19,7 +21,7 @@ export interface SetObj {
   flags: number;
   keyType: number;
   keyLen: number;
-  /** NFTA_SET_DATA_TYPE / DATA_LEN of a map, 0 otherwise. */
+  /** NFTA_SET_DATA_TYPE / DATA_LEN of a map (a verdict map's length is the kernel's, 16), 0 otherwise. */
   dataType: number;
   dataLen: number;
   policy: number | undefined;

@@ -5,6 +5,10 @@
  * it is, a delete of a missing one is ENOENT. Interval sets are not modelled: the kernel keeps their elements as
  * range starts and ends (an address is then found inside a range, a second start overlaps), so the fake refuses
  * to create one (EOPNOTSUPP) rather than answer unlike the kernel; podnet's Nftables does not make them either.
+ * Maps keep each element's data (a value of the map's data length, or a verdict), and adding a key again with other
+ * data is EEXIST even without NLM_F_EXCL, as the kernel's clash check has it. A verdict map element that jumps or goes
+ * to a chain is refused (EOPNOTSUPP): the kernel would count it as a use of the chain and walk it when validating
+ * the table, which the fake does not model.
  */
 import type { Attr } from '../fake-netlink/codec.js';
 import {
@@ -20,7 +24,12 @@ import {
   NFT_SET_OBJECT,
   NFT_SET_TIMEOUT,
   NFT_SET_ELEM_INTERVAL_END,
+  NFT_DATA_VERDICT,
+  NFT_GOTO,
+  NFT_JUMP,
+  NFT_VERDICT_LEN,
   NFTA_DATA,
+  NFTA_VERDICT,
   NFTA_LIST_ELEM,
   NFTA_SET,
   NFTA_SET_ELEM,
@@ -31,6 +40,7 @@ import {
   NLM_F_REPLACE,
 } from './constants.js';
 import type { Draft, SetObj, TableObj } from './model.js';
+import { attr, concat, u32 } from './fill.js';
 import { type Request, be32, be64, fail, hex, nameOf, udataOf } from './request.js';
 import { lookupTable } from './tables.js';
 
@@ -83,8 +93,15 @@ export function newSet(draft: Draft, req: Request, ids: BatchIds): void {
   if (dataTypeAttr) {
     if (!(flags & NFT_SET_MAP)) fail(E.EINVAL);
     dataType = be32(dataTypeAttr);
-    const dl = a.get(NFTA_SET.DATA_LEN);
-    dataLen = dl ? be32(dl) : 0;
+    if (((dataType & NFT_DATA_RESERVED_MASK) >>> 0) === NFT_DATA_RESERVED_MASK && dataType !== NFT_DATA_VERDICT) fail(E.EINVAL);
+    if (dataType === NFT_DATA_VERDICT) {
+      dataLen = NFT_VERDICT_LEN;
+    } else {
+      const dl = a.get(NFTA_SET.DATA_LEN);
+      if (!dl) fail(E.EINVAL);
+      dataLen = be32(dl);
+      if (dataLen === 0 || dataLen > NFT_DATA_VALUE_MAXLEN) fail(E.EINVAL);
+    }
   } else if (flags & NFT_SET_MAP) {
     fail(E.EINVAL);
   }
@@ -172,6 +189,43 @@ interface ParsedElement {
   key: Uint8Array;
   flags: number;
   udata: Uint8Array | undefined;
+  data: Uint8Array | undefined;
+}
+
+// The verdicts nft_verdict_init takes (NF_DROP, NF_ACCEPT, NF_QUEUE, NFT_CONTINUE, NFT_BREAK, NFT_RETURN); jump and
+// goto are refused apart, see the header.
+const PLAIN_VERDICTS = new Set([0, 1, 3, -1, -2, -5]);
+
+/**
+ * elementData checks a map element's NFTA_SET_ELEM_DATA as nft_setelem_parse_data / nft_data_init do (a value of
+ * the set's data length in a value map, a verdict in a verdict map) and returns it as the kernel dumps it.
+ */
+function elementData(set: SetObj, a: Attr, item: Attr): Uint8Array {
+  const d = a.children().byType;
+  const verdictMap = set.dataType === NFT_DATA_VERDICT;
+  const value = d.get(NFTA_DATA.VALUE);
+  if (value) {
+    if (verdictMap) fail(E.EINVAL, item);
+    // nft_value_init refuses a value longer than the data it fills with EOVERFLOW (a key that long is ERANGE).
+    if (value.len === 0) fail(E.EINVAL, item);
+    if (value.len > NFT_DATA_VALUE_MAXLEN) fail(E.EOVERFLOW, item);
+    if (value.len !== set.dataLen) fail(E.EINVAL, item);
+    return attr(NFTA_DATA.VALUE, Uint8Array.from(value.value));
+  }
+  const verdict = d.get(NFTA_DATA.VERDICT);
+  if (!verdict || !verdictMap) fail(E.EINVAL, item);
+  const codeAttr = verdict.children().byType.get(NFTA_VERDICT.CODE);
+  if (!codeAttr || codeAttr.len !== 4) fail(E.EINVAL, item);
+  const code = be32(codeAttr) | 0;
+  if (code === NFT_JUMP || code === NFT_GOTO) fail(E.EOPNOTSUPP, item);
+  if (!PLAIN_VERDICTS.has(code)) fail(E.EINVAL, item);
+  return attr(NFTA_DATA.VERDICT, concat([attr(NFTA_VERDICT.CODE, u32(code >>> 0))]));
+}
+
+/** sameData tells whether an element already there has the data of the one added again (nft_add_set_elem's clash). */
+function sameData(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** parseElement checks one NFTA_LIST_ELEM as nft_add_set_elem / nft_del_setelem do before the set is searched. */
@@ -186,10 +240,11 @@ export function parseElement(set: SetObj, item: Attr, adding: boolean): ParsedEl
   }
   const keyAttr = e.get(NFTA_SET_ELEM.KEY);
   if (!keyAttr) fail(E.EINVAL, item);
+  const dataAttr = e.get(NFTA_SET_ELEM.DATA);
   if (adding) {
     if (set.flags & NFT_SET_MAP) {
-      if (!e.get(NFTA_SET_ELEM.DATA) && !(flags & NFT_SET_ELEM_INTERVAL_END)) fail(E.EINVAL, item);
-    } else if (e.get(NFTA_SET_ELEM.DATA)) {
+      if (!dataAttr && !(flags & NFT_SET_ELEM_INTERVAL_END)) fail(E.EINVAL, item);
+    } else if (dataAttr) {
       fail(E.EINVAL, item);
     }
     if (e.get(NFTA_SET_ELEM.TIMEOUT) && !(set.flags & NFT_SET_TIMEOUT)) fail(E.EINVAL, item);
@@ -198,8 +253,10 @@ export function parseElement(set: SetObj, item: Attr, adding: boolean): ParsedEl
   if (!value) fail(E.EINVAL, item);
   if (value.len > NFT_DATA_VALUE_MAXLEN) fail(E.ERANGE, item);
   if (value.len === 0 || value.len !== set.keyLen) fail(E.EINVAL, item);
+  // The key is parsed before the data (nft_add_set_elem), so a bad key is refused first.
+  const data = adding && dataAttr ? elementData(set, dataAttr, item) : undefined;
   const udata = adding ? udataOf(e.get(NFTA_SET_ELEM.USERDATA)) : undefined;
-  return { key: Uint8Array.from(value.value), flags, udata: udata && udata.length > 0 ? udata : undefined };
+  return { key: Uint8Array.from(value.value), flags, udata: udata && udata.length > 0 ? udata : undefined, data };
 }
 
 export function newSetElem(draft: Draft, req: Request, ids: BatchIds): void {
@@ -212,8 +269,10 @@ export function newSetElem(draft: Draft, req: Request, ids: BatchIds): void {
     if (item.type !== NFTA_LIST_ELEM) fail(E.EINVAL, item);
     const el = parseElement(m.set, item, true);
     const k = hex(el.key);
-    if (m.set.elements.has(k)) {
-      if (req.msg.flags & NLM_F_EXCL) fail(E.EEXIST, item);
+    const there = m.set.elements.get(k);
+    if (there) {
+      // Other data than the element there is a clash even without NLM_F_EXCL; the same is taken as it is.
+      if (req.msg.flags & NLM_F_EXCL || !sameData(there.data, el.data)) fail(E.EEXIST, item);
       continue; // taken as it is: the old element keeps its user data
     }
     // A full set: the kernel counts the elements this batch deleted as room (its set->ndeact), as the map does.

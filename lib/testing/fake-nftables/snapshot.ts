@@ -3,7 +3,7 @@
  * user data the way nft reads them (libnftnl's TLVs) and keys of 4 and 16 bytes written as addresses.
  */
 import { formatAddr } from '../fake-netlink/snapshot.js';
-import type { ChainObj, RuleObj, SetObj, State, TableObj, Udata } from './model.js';
+import type { ChainObj, ElementObj, RuleObj, SetObj, State, TableObj, Udata } from './model.js';
 
 /** FakeNftElementSnapshot is one set element: its key and its comment (libnftnl's element comment record). */
 export interface FakeNftElementSnapshot {
@@ -11,6 +11,8 @@ export interface FakeNftElementSnapshot {
   key: string;
   /** The comment from the element's user data. */
   comment: string | undefined;
+  /** A map element's data: the NFTA_SET_ELEM_DATA nest as the kernel dumps it, hex. Only map elements have it. */
+  data?: string;
 }
 
 /** FakeNftSetSnapshot is one set: its handle, key type and length, NFT_SET_* flags, comment, users and elements. */
@@ -114,6 +116,12 @@ function keyText(key: Uint8Array): string {
   return key.length === 4 || key.length === 16 ? formatAddr(key) : Buffer.from(key).toString('hex');
 }
 
+function elementSnapshot(e: ElementObj): FakeNftElementSnapshot {
+  const snap: FakeNftElementSnapshot = { key: keyText(e.key), comment: udataComment(e.udata, 0) };
+  if (e.data) snap.data = Buffer.from(e.data).toString('hex');
+  return Object.freeze(snap);
+}
+
 function setSnapshot(s: SetObj): FakeNftSetSnapshot {
   return Object.freeze({
     name: s.name,
@@ -123,7 +131,7 @@ function setSnapshot(s: SetObj): FakeNftSetSnapshot {
     flags: s.flags,
     comment: udataComment(s.udata, 7),
     use: s.use,
-    elements: Object.freeze([...s.elements.values()].map((e) => Object.freeze({ key: keyText(e.key), comment: udataComment(e.udata, 0) }))),
+    elements: Object.freeze([...s.elements.values()].map(elementSnapshot)),
   });
 }
 
