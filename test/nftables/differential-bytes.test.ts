@@ -13,7 +13,7 @@ import { describePrivileged } from '../helpers/privileged.js';
 import {
   ACK, ADDR, APPEND, ARP, BRIDGE, CREATE, DNAT, EXCL, HOOK, INET, IP, IP6, M, NONREC, PORT, REPLACE, REQ, SNAT,
   accept, attr, batch, be32, be64, begin, bitwise, chain, cmp, counter, ctLoad, ctSet, dumpOf, elements, end, expr, goto, immediate, jump, lookup,
-  masq, metaLoad, metaSet, msg, nat, nest, nft, normalize, onKernel, payload, redir, resetSeq, rule, saddr, set, str, table,
+  masq, metaLoad, metaSet, msg, nat, nest, nft, normalize, onKernel, payload, redir, resetSeq, rule, saddr, set, str, table, verdict,
 } from './helpers/nft-bytes.js';
 
 /** mapSet is NEWSET of an ipv4_addr map in table t with NFT_SET_MAP and the given data attributes. */
@@ -164,6 +164,9 @@ const CASES: Case[] = [
       // A verdict map: plain verdicts kept; an unknown code, a value in it.
       batch(mapElements('vm', [[10, 0, 0, 1], verdictData(1)], [[10, 0, 0, 2], verdictData(0)], [[10, 0, 0, 3], verdictData(-5)], [[10, 0, 0, 4], verdictData(-1)])),
       batch(mapElements('vm', [[10, 0, 0, 5], verdictData(7)])),
+      batch(mapElements('vm', [[10, 0, 0, 5], verdictData(3)], [[10, 0, 0, 6], verdictData(-2)])),
+      batch(mapElements('vm', [[10, 0, 0, 7], verdictData(0x10003)])),
+      batch(mapElements('vm', [[10, 0, 0, 7], verdictData(0x10000)])),
       batch(mapElements('vm', [[10, 0, 0, 5], value([1, 2, 3, 4])])),
       batch(mapElements('vm', [[10, 0, 0, 1], verdictData(0)])),
       dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 'm')),
@@ -176,6 +179,11 @@ const CASES: Case[] = [
       batch(rule('t', 'c', [saddr(), expr('lookup', str(1, 'm'), be32(2, 1), be32(3, 2), be32(5, 0)), cmp(2, [192, 168, 0, 1, 0, 0, 0, 0])])),
       batch(rule('t', 'c', [saddr(), expr('lookup', str(1, 'm'), be32(2, 1), be32(5, 1))])),
       batch(set('t', 's', 9), rule('t', 'c', [saddr(), expr('lookup', str(1, 's'), be32(2, 1), be32(3, 2), be32(5, 0))])),
+      // The same verdicts in a rule's immediate: known codes taken, an unknown one and a queue number refused.
+      batch(rule('t', 'c', [verdict(3)]), rule('t', 'c', [verdict(-2)]), rule('t', 'c', [verdict(-5)]), rule('t', 'c', [verdict(0)])),
+      batch(rule('t', 'c', [verdict(7)])),
+      batch(rule('t', 'c', [verdict(0x10003)])),
+      batch(rule('t', 'c', [verdict(-6)])),
       // An anonymous map is its rule's own: looked up for its data, never for its keys only.
       batch(mapSet('__map0', 10, be32(3, 0xb), be32(6, 7), be32(7, 4)), rule('t', 'c', [saddr(), expr('lookup', str(1, '__map0'), be32(2, 1), be32(5, 0))])),
       batch(mapSet('__map0', 11, be32(3, 0xb), be32(6, 7), be32(7, 4)), rule('t', 'c', [saddr(), expr('lookup', str(1, '__map0'), be32(2, 1), be32(3, 2), be32(5, 0)), cmp(2, [1, 2, 3, 4])])),

@@ -76,6 +76,11 @@ export const NFT_DATA_VERDICT = 0xffffff00;
 export const NFT_VERDICT_LEN = 16;
 export const NFT_JUMP = -3;
 export const NFT_GOTO = -4;
+/**
+ * The verdicts without a chain that nft_verdict_init takes: NF_DROP, NF_ACCEPT, NFT_CONTINUE, NFT_BREAK, NFT_RETURN.
+ * NF_QUEUE is refused (EINVAL; nft writes a queue as the queue expression), as is a code with a parameter.
+ */
+export const PLAIN_VERDICTS: ReadonlySet<number> = new Set([0, 1, -1, -2, -5]);
 
 export const NFTA_SET = {
   TABLE: 1,

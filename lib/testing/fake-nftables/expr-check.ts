@@ -24,6 +24,7 @@ import {
   NFTA_LIST_ELEM,
   NFTA_LOOKUP,
   NFTA_VERDICT,
+  PLAIN_VERDICTS,
 } from './constants.js';
 import type { RuleCheck, SetObj, TableObj } from './model.js';
 import { fail, nameOf } from './request.js';
@@ -258,6 +259,8 @@ function immediateInit(ctx: Ctx, d: AttrTable, refs: RuleRefs): void {
     if (target.base) fail(E.EOPNOTSUPP, ctx.item);
     refs.jumps.push(target.name);
     refs.checks.push({ kind: 'jump', chain: target.name });
+  } else if (!PLAIN_VERDICTS.has(v)) {
+    fail(E.EINVAL, ctx.item);
   }
   store(ctx, dreg, 16, true);
 }

@@ -28,6 +28,7 @@ import {
   NFT_GOTO,
   NFT_JUMP,
   NFT_VERDICT_LEN,
+  PLAIN_VERDICTS,
   NFTA_DATA,
   NFTA_VERDICT,
   NFTA_LIST_ELEM,
@@ -191,10 +192,6 @@ interface ParsedElement {
   udata: Uint8Array | undefined;
   data: Uint8Array | undefined;
 }
-
-// The verdicts nft_verdict_init takes (NF_DROP, NF_ACCEPT, NF_QUEUE, NFT_CONTINUE, NFT_BREAK, NFT_RETURN); jump and
-// goto are refused apart, see the header.
-const PLAIN_VERDICTS = new Set([0, 1, 3, -1, -2, -5]);
 
 /**
  * elementData checks a map element's NFTA_SET_ELEM_DATA as nft_setelem_parse_data / nft_data_init do (a value of

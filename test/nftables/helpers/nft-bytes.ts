@@ -108,7 +108,7 @@ export const dumpOf = (m: number, family: number, ...attrs: Buffer[]): Buffer =>
 
 // Expressions in the kernel's own form.
 export const expr = (name: string, ...data: Buffer[]): Buffer => nest(1, str(1, name), nest(2, ...data));
-const verdict = (code: number, to?: string): Buffer => expr('immediate', be32(1, 0), nest(2, nest(2, be32(1, code), ...(to ? [str(2, to)] : []))));
+export const verdict = (code: number, to?: string): Buffer => expr('immediate', be32(1, 0), nest(2, nest(2, be32(1, code), ...(to ? [str(2, to)] : []))));
 export const accept = (): Buffer => verdict(1);
 export const jump = (to: string): Buffer => verdict(-3, to);
 export const goto = (to: string): Buffer => verdict(-4, to);
