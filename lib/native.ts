@@ -309,6 +309,8 @@ export interface RawNftablesHandle {
   sets(family: number, table: string): Promise<RawNftListing<RawNftSet>>;
   rules(family: number, table: string): Promise<RawNftListing<RawNftRule>>;
   elements(family: number, table: string, set: string): Promise<RawNftElement[]>;
+  /** One set (not a dump); null when the kernel answers ENOENT (no such table or set). */
+  getSet(family: number, table: string, set: string): Promise<RawNftSet | null>;
   /** null when the kernel answers ENOENT. */
   getElement(family: number, table: string, set: string, key: Uint8Array): Promise<RawNftElement | null>;
   setTimeout(ms: number): void;

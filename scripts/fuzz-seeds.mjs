@@ -448,7 +448,7 @@ function nftOp(request) {
   switch (m.type & 0xff) {
     case NFT.msg.GETTABLE: return { op: [1, famBits] };
     case NFT.msg.GETCHAIN: return { op: [2, famBits | tableBit] };
-    case NFT.msg.GETSET: return { op: [3, famBits | tableBit] };
+    case NFT.msg.GETSET: return (m.flags & NLM_F_DUMP) === NLM_F_DUMP ? { op: [3, famBits | tableBit] } : { op: [6, famBits | 8] };
     case NFT.msg.GETRULE: return { op: [4, famBits | tableBit] };
     case NFT.msg.GETSETELEM: {
       if ((m.flags & NLM_F_DUMP) === NLM_F_DUMP) return { op: [5, famBits] };

@@ -27,9 +27,9 @@ async function tableMustExist(h: RawNftablesHandle, family: number, name: string
   throw new NftablesError(`nftables: no table '${name}'`, 'ENOENT', -2, { operation: 'tables' });
 }
 
-/** setOf is the set as listed, undefined when the set went between two dumps. */
+/** setOf is the set, asked for alone; undefined when it went since the element request before. */
 async function setOf(h: RawNftablesHandle, family: number, table: string, name: string): Promise<RawNftSet | undefined> {
-  return (await h.sets(family, table)).objects.find((x) => x.name === name);
+  return (await h.getSet(family, table, name)) ?? undefined;
 }
 
 function checkTable(value: unknown): { family: number; name: string } {
@@ -176,7 +176,7 @@ export class Nftables implements Disposable {
   /**
    * elements lists a set's elements with their comments (ENOENT when the table or set is missing): a map's with
    * their `data`; an interval set's as the ranges `nft list` prints (`10.0.0.0/24`, `10.1.0.1-10.1.0.5`), in key
-   * order, the kernel's range-end elements merged into them. It also lists the table's sets, to know the set's kind.
+   * order, the kernel's range-end elements merged into them. It also asks for the set, to know its kind.
    */
   async elements(table: NftTableRef, set: string): Promise<NftElement[]> {
     const t = checkTable(table);

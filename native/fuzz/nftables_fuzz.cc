@@ -5,7 +5,8 @@
 //          0 Run: a batch of a % 9 ops, the batch descriptors from b % 8 on
 //            (wrapping)
 //          1 Tables   2 Chains   3 Sets   4 Rules   5 Elements of t/s
-//          6 GetElement of t/s, a 16-byte key when a & 1, else 4 bytes
+//          6 GetElement of t/s, a 16-byte key when a & 1, else 4 bytes; GetSet
+//            of t/s instead when a & 8
 //          7 the decoders directly on the bytes after the control bytes
 //          Dumps and gets: family kDumpFamilies[(a >> 1) % 4]; table "t" when
 //          a & 8 (Chains, Sets, Rules), else all tables.
@@ -474,6 +475,17 @@ void RunBatch(nft::Session& s, const Desc* descs, uint8_t a, uint8_t b) {
   FUZZ_CHECK(named);
 }
 
+void RunGetSet(nft::Session& s, uint8_t family) {
+  bool found = true;
+  nft::Set out;
+  ErrorInfo err = s.GetSet(family, "t", "s", &found, &out);
+  CheckError(err);
+  if (err.failed() || !found) return;
+  Check(out);
+  // What is taken is the set asked for, never another one the reply named.
+  FUZZ_CHECK(out.table == "t" && out.name == "s");
+}
+
 void RunGetElement(nft::Session& s, uint8_t family, bool wide) {
   std::vector<uint8_t> key = Key(1, wide);
   bool found = true;
@@ -606,7 +618,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 6:
-        RunGetElement(s, family, (a & 1) != 0);
+        // The table bit, which a get does not use, picks the set: existing inputs keep their meaning.
+        if (a & 8) RunGetSet(s, family);
+        else RunGetElement(s, family, (a & 1) != 0);
         break;
       default:
         Decoders(framesAt, rest);

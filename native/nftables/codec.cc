@@ -319,6 +319,13 @@ void EncodeGetElements(nl::Writer& w, uint32_t seq, uint8_t family, const std::s
   w.EndMessage(off);
 }
 
+void EncodeGetSet(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table, const std::string& set) {
+  size_t off = w.BeginMessage(MsgType(NFT_MSG_GETSET), NLM_F_REQUEST | NLM_F_ACK, seq, family);
+  w.PutString(NFTA_SET_TABLE, table);
+  w.PutString(NFTA_SET_NAME, set);
+  w.EndMessage(off);
+}
+
 void EncodeGetElement(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table, const std::string& set,
                       const std::vector<uint8_t>& key) {
   size_t off = w.BeginMessage(MsgType(NFT_MSG_GETSETELEM), NLM_F_REQUEST | NLM_F_ACK, seq, family);

@@ -70,6 +70,8 @@ void EncodeGetChains(nl::Writer& w, uint32_t seq, uint8_t family, const std::str
 void EncodeGetSets(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table);
 void EncodeGetRules(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table);
 void EncodeGetElements(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table, const std::string& set);
+// GETSET of one set (not a dump): answered with it, or ENOENT (no such table or set).
+void EncodeGetSet(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table, const std::string& set);
 // GETSETELEM of one element (not a dump): answered with it, or ENOENT.
 void EncodeGetElement(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table, const std::string& set,
                       const std::vector<uint8_t>& key);

@@ -225,6 +225,13 @@ struct ElementsBaton : Baton<ElementsBaton>, DumpBaton {
   Napi::Value Result(Napi::Env env) { return ObjectArray<nft::Element, ElementObject>(env, items); }
 };
 
+struct GetSetBaton : Baton<GetSetBaton>, DumpBaton {
+  bool found = false;
+  nft::Set item;
+  void Locked() { error = session->GetSet(family, table, set, &found, &item); }
+  Napi::Value Result(Napi::Env env) { return found ? Napi::Value(SetObject(env, item)) : env.Null(); }
+};
+
 struct GetElementBaton : Baton<GetElementBaton>, DumpBaton {
   std::vector<uint8_t> key;
   bool found = false;
@@ -417,6 +424,7 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
                            InstanceMethod<&NftablesHandle::Sets>("sets"),
                            InstanceMethod<&NftablesHandle::Rules>("rules"),
                            InstanceMethod<&NftablesHandle::Elements>("elements"),
+                           InstanceMethod<&NftablesHandle::GetSet>("getSet"),
                            InstanceMethod<&NftablesHandle::GetElement>("getElement"),
                            InstanceMethod<&NftablesHandle::SetTimeout>("setTimeout"),
                            InstanceMethod<&NftablesHandle::Close>("close"),
@@ -472,6 +480,15 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
   Napi::Value Sets(const Napi::CallbackInfo& info) { return Dump<SetsBaton>(info, "podnet:nftablesSets"); }
   Napi::Value Rules(const Napi::CallbackInfo& info) { return Dump<RulesBaton>(info, "podnet:nftablesRules"); }
   Napi::Value Elements(const Napi::CallbackInfo& info) { return Dump<ElementsBaton>(info, "podnet:nftablesElements"); }
+
+  // getSet(family, table, set): the set, or null when the kernel answers ENOENT.
+  Napi::Value GetSet(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<GetSetBaton>();
+    b->family = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+    b->table = info[1].As<Napi::String>();
+    b->set = info[2].As<Napi::String>();
+    return Start(info, std::move(b), "podnet:nftablesGetSet");
+  }
 
   Napi::Value GetElement(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<GetElementBaton>();

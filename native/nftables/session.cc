@@ -281,6 +281,35 @@ ErrorInfo Session::Elements(uint8_t family, const std::string& table, const std:
       [&] { out->clear(); });
 }
 
+ErrorInfo Session::GetSet(uint8_t family, const std::string& table, const std::string& set, bool* found,
+                          Set* out) {
+  w_.Clear();
+  uint32_t seq = engine_.ReserveSeq(1);
+  EncodeGetSet(w_, seq, family, table, set);
+  int kerr = 0;
+  std::vector<Set> got;
+  ErrorInfo err = engine_.Exchange(
+      w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
+      [&](const uint8_t* p, size_t n) -> ErrorInfo {
+        if (engine_.message_type() != MsgType(NFT_MSG_NEWSET)) return Malformed("set", "a message of another type");
+        const char* why = "";
+        Set s;
+        if (!DecodeSet(p, n, &s, &why)) return Malformed("set", why);
+        got.push_back(std::move(s));
+        return ErrorInfo{};
+      });
+  if (err.failed()) return err;
+  *found = false;
+  if (kerr == ENOENT && !got.empty()) return Malformed("set", "ENOENT after the set");
+  if (kerr == ENOENT) return ErrorInfo{};
+  if (kerr != 0) return KernelError(kerr, "getSet");
+  if (got.size() != 1) return Malformed("set", "not one set in the answer");
+  if (got[0].name != set || got[0].table != table) return Malformed("set", "another set than asked");
+  *found = true;
+  *out = std::move(got[0]);
+  return ErrorInfo{};
+}
+
 ErrorInfo Session::GetElement(uint8_t family, const std::string& table, const std::string& set,
                               const std::vector<uint8_t>& key, bool* found, Element* out) {
   w_.Clear();

@@ -47,6 +47,8 @@ class Session {
   ErrorInfo Sets(uint8_t family, const std::string& table, std::vector<Set>* out, std::vector<RawMessage>* raw);
   ErrorInfo Rules(uint8_t family, const std::string& table, std::vector<Rule>* out, std::vector<RawMessage>* raw);
   ErrorInfo Elements(uint8_t family, const std::string& table, const std::string& set, std::vector<Element>* out);
+  // *found false (and no error) when the kernel answers ENOENT: no such table or set.
+  ErrorInfo GetSet(uint8_t family, const std::string& table, const std::string& set, bool* found, Set* out);
   // *found false (and no error) when the kernel answers ENOENT for the element.
   ErrorInfo GetElement(uint8_t family, const std::string& table, const std::string& set,
                        const std::vector<uint8_t>& key, bool* found, Element* out);

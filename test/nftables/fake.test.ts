@@ -169,6 +169,39 @@ describe('FakeNftables', () => {
     expect(fake.pendingFaults).toBe(0);
   });
 
+  it('elements() and testElement() ask for their set alone (one GETSET, not a dump of the table\'s sets)', async () => {
+    const fake = new FakeNftables();
+    const { nft } = await world(fake);
+    await nft.run(nft.transaction().addSet({ family: 'inet', table: T.name, name: 'other', type: 'ipv6_addr' }));
+    const seen: { type: number; flags: number; bytes: Buffer }[] = [];
+    const recorder = { exchange: (req: Uint8Array) => (seen.push({ type: Buffer.from(req).readUInt16LE(4), flags: Buffer.from(req).readUInt16LE(6), bytes: Buffer.from(req) }), fake.exchange(req)) };
+    const watched = await Nftables.open({ netlink: recorder });
+    const GETSET = (10 << 8) | 10;
+    const GETSETELEM = (10 << 8) | 13;
+    expect(await watched.elements(T, 'probes')).toEqual([
+      { address: '10.244.0.5', comment: 'uid-a' },
+      { address: '10.244.0.6', comment: undefined },
+    ]);
+    expect(await watched.testElement(T, 'probes', '10.244.0.5')).toEqual({ address: '10.244.0.5', comment: 'uid-a' });
+    expect(seen.map((r) => [r.type, r.flags])).toEqual([
+      [GETSETELEM, 0x301],
+      [GETSET, 0x5],
+      [GETSETELEM, 0x5],
+      [GETSET, 0x5],
+    ]);
+    // The GETSET names the table and the set (NFTA_SET_TABLE, NFTA_SET_NAME), as nft's `list set` does.
+    const strAttr = (type: number, v: string): Buffer => {
+      const b = Buffer.alloc((4 + v.length + 1 + 3) & ~3);
+      b.writeUInt16LE(4 + v.length + 1, 0);
+      b.writeUInt16LE(type, 2);
+      b.write(v, 4);
+      return b;
+    };
+    expect(seen[1]!.bytes.subarray(16)).toEqual(Buffer.concat([Buffer.from([1, 0, 0, 0]), strAttr(1, T.name), strAttr(2, 'probes')]));
+    watched.close();
+    nft.close();
+  });
+
   it('pages dumps into datagrams of the page size it is given, and the client reads them all', async () => {
     const fake = new FakeNftables({ dumpPageSize: 512 });
     const { nft } = await world(fake);

@@ -25,7 +25,10 @@ const NFT = (m: number): number => (10 << 8) | m;
 /** payload is nfgenmsg (inet, generation 1) and the attributes. */
 const payload = (...attrs: Buffer[]): Buffer => Buffer.concat([Buffer.from([INET, 0, 0, 1]), ...attrs]);
 
-/** DumpPeer answers GETTABLE / GETSET / GETSETELEM dumps with the messages set for them; a GET of one element with ENOENT. */
+/**
+ * DumpPeer answers GETTABLE / GETSET / GETSETELEM dumps with the messages set for them, a GET of one set with the
+ * set of that name (ENOENT without one), and a GET of one element with ENOENT.
+ */
 class DumpPeer implements NetlinkPeer {
   readonly dumps = new Map<number, { type: number; payload: Buffer }[]>();
 
@@ -34,20 +37,27 @@ class DumpPeer implements NetlinkPeer {
     const seq = m.readUInt32LE(8);
     const type = m.readUInt16LE(4);
     const answer = this.dumps.get(type);
-    if (answer === undefined || (m.readUInt16LE(6) & 0x300) === 0) {
+    const ack = (errno: number): Buffer => {
       const err = Buffer.alloc(36);
       err.writeUInt32LE(36, 0);
       err.writeUInt16LE(NLMSG_ERROR, 4);
       err.writeUInt16LE(0x100, 6);
       err.writeUInt32LE(seq, 8);
-      err.writeInt32LE(-2, 16);
+      err.writeInt32LE(errno, 16);
       m.copy(err, 20, 0, 16);
-      return [err];
+      return err;
+    };
+    // An element dump or a GET of one set answers with the messages of the set it names (its 2nd attribute).
+    const named = type === NFT(M.GETSETELEM) || type === NFT(M.GETSET) ? m.subarray(20, m.readUInt32LE(0)) : undefined;
+    const set = named && named.length > 0 ? named.subarray((named.readUInt16LE(0) + 3) & ~3) : undefined;
+    const nameAttr = set && set.length >= 4 ? set.subarray(0, set.readUInt16LE(0)) : undefined;
+    const picked = nameAttr ? (answer ?? []).filter((a) => a.payload.includes(nameAttr)) : (answer ?? []);
+    const dump = (m.readUInt16LE(6) & 0x300) !== 0;
+    if (!dump && type === NFT(M.GETSET)) {
+      // One set: its message, then the ack NLM_F_ACK asked for; ENOENT when none has the name.
+      return picked.length === 1 ? [message(picked[0]!.type, 0, seq, picked[0]!.payload), ack(0)] : [ack(-2)];
     }
-    // An element dump answers with the messages of the set it names (NFTA_SET_ELEM_LIST_SET, the request's 2nd).
-    const named = type === NFT(M.GETSETELEM) ? m.subarray(20, m.readUInt32LE(0)) : undefined;
-    const set = named && named.subarray(named.readUInt16LE(0) + 3 & ~3);
-    const picked = set ? answer.filter((a) => a.payload.includes(set.subarray(0, set.readUInt16LE(0)))) : answer;
+    if (answer === undefined || !dump) return [ack(-2)];
     const done = message(NLMSG_DONE, NLM_F_MULTI, seq, Buffer.alloc(4));
     return [Buffer.concat([...picked.map((a) => message(a.type, NLM_F_MULTI, seq, a.payload)), done])];
   }
