@@ -281,62 +281,69 @@ ErrorInfo Session::Elements(uint8_t family, const std::string& table, const std:
       [&] { out->clear(); });
 }
 
-ErrorInfo Session::GetSet(uint8_t family, const std::string& table, const std::string& set, bool* found,
-                          Set* out) {
+template <typename T, typename Decode>
+ErrorInfo Session::GetOne(const char* what, const char* op, uint16_t type, const std::function<void(uint32_t seq)>& encode,
+                          Decode&& decode, bool* found, T* out) {
   w_.Clear();
   uint32_t seq = engine_.ReserveSeq(1);
-  EncodeGetSet(w_, seq, family, table, set);
+  encode(seq);
   int kerr = 0;
-  std::vector<Set> got;
+  std::vector<T> got;
   ErrorInfo err = engine_.Exchange(
       w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
       [&](const uint8_t* p, size_t n) -> ErrorInfo {
-        if (engine_.message_type() != MsgType(NFT_MSG_NEWSET)) return Malformed("set", "a message of another type");
+        if (engine_.message_type() != type) return Malformed(what, "a message of another type");
         const char* why = "";
-        Set s;
-        if (!DecodeSet(p, n, &s, &why)) return Malformed("set", why);
-        got.push_back(std::move(s));
+        if (!decode(p, n, &got, &why)) return Malformed(what, why);
         return ErrorInfo{};
       });
-  if (err.failed()) return err;
   *found = false;
-  if (kerr == ENOENT && !got.empty()) return Malformed("set", "ENOENT after the set");
+  if (err.failed()) return err;
+  if (kerr == ENOENT && !got.empty()) return Malformed(what, "ENOENT after the answer");
   if (kerr == ENOENT) return ErrorInfo{};
-  if (kerr != 0) return KernelError(kerr, "getSet");
-  if (got.size() != 1) return Malformed("set", "not one set in the answer");
-  if (got[0].name != set || got[0].table != table) return Malformed("set", "another set than asked");
+  if (kerr != 0) return KernelError(kerr, op);
+  if (got.size() != 1) return Malformed(what, "not one object in the answer");
   *found = true;
   *out = std::move(got[0]);
   return ErrorInfo{};
 }
 
+ErrorInfo Session::GetSet(uint8_t family, const std::string& table, const std::string& set, bool* found,
+                          Set* out) {
+  ErrorInfo err = GetOne(
+      "set", "getSet", MsgType(NFT_MSG_NEWSET), [&](uint32_t seq) { EncodeGetSet(w_, seq, family, table, set); },
+      [](const uint8_t* p, size_t n, std::vector<Set>* got, const char** why) {
+        Set s;
+        if (!DecodeSet(p, n, &s, why)) return false;
+        got->push_back(std::move(s));
+        return true;
+      },
+      found, out);
+  if (err.failed() || !*found) return err;
+  if (out->name != set || out->table != table) {
+    *found = false;
+    return Malformed("set", "another set than asked");
+  }
+  return ErrorInfo{};
+}
+
 ErrorInfo Session::GetElement(uint8_t family, const std::string& table, const std::string& set,
                               const std::vector<uint8_t>& key, bool* found, Element* out) {
-  w_.Clear();
-  uint32_t seq = engine_.ReserveSeq(1);
-  EncodeGetElement(w_, seq, family, table, set, key);
-  int kerr = 0;
-  std::vector<Element> got;
-  ErrorInfo err = engine_.Exchange(
-      w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) { kerr = ack.error; },
-      [&](const uint8_t* p, size_t n) -> ErrorInfo {
-        if (engine_.message_type() != MsgType(NFT_MSG_NEWSETELEM)) return Malformed("element", "a message of another type");
-        const char* why = "";
+  ErrorInfo err = GetOne(
+      "element", "getElement", MsgType(NFT_MSG_NEWSETELEM),
+      [&](uint32_t seq) { EncodeGetElement(w_, seq, family, table, set, key); },
+      [](const uint8_t* p, size_t n, std::vector<Element>* got, const char** why) {
         uint8_t fam = 0;
         std::string t, s;
-        if (!DecodeElements(p, n, &fam, &t, &s, &got, &why)) return Malformed("element", why);
-        return ErrorInfo{};
-      });
-  if (err.failed()) return err;
-  *found = false;
-  if (kerr == ENOENT && !got.empty()) return Malformed("element", "ENOENT after the element");
-  if (kerr == ENOENT) return ErrorInfo{};
-  if (kerr != 0) return KernelError(kerr, "getElement");
-  if (got.size() != 1) return Malformed("element", "not one element in the answer");
+        return DecodeElements(p, n, &fam, &t, &s, got, why);
+      },
+      found, out);
+  if (err.failed() || !*found) return err;
   // The kernel answers with the set's key, and refuses a key of another length (EINVAL).
-  if (got[0].key.size() != key.size()) return Malformed("element", "a key of another length than asked");
-  *found = true;
-  *out = std::move(got[0]);
+  if (out->key.size() != key.size()) {
+    *found = false;
+    return Malformed("element", "a key of another length than asked");
+  }
   return ErrorInfo{};
 }
 

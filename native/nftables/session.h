@@ -54,6 +54,11 @@ class Session {
                        const std::vector<uint8_t>& key, bool* found, Element* out);
 
  private:
+  // GetOne sends the GET encode writes and takes the one object of `type` that answers it: *found false on ENOENT,
+  // any other answer than one object malformed.
+  template <typename T, typename Decode>
+  ErrorInfo GetOne(const char* what, const char* op, uint16_t type, const std::function<void(uint32_t seq)>& encode,
+                   Decode&& decode, bool* found, T* out);
   template <typename Fn>
   ErrorInfo DumpAll(const char* what, const std::function<void(uint32_t seq)>& encode, Fn&& onMessage,
                     const std::function<void()>& reset);
