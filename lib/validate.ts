@@ -67,3 +67,25 @@ export function checkOptions<T extends object>(name: string, value: unknown): Pa
   }
   return value as Partial<T>;
 }
+
+/**
+ * checkArray throws unless value is an array whose every index (holes included: `[, x]` is refused at index 0)
+ * passes checkItem; it returns the checked items as a new dense array. `forEach`, `map`, `every` and `some` skip
+ * holes, so no array a user hands podnet is checked with them.
+ */
+export function checkArray<T>(
+  name: string,
+  value: unknown,
+  expected: string,
+  checkItem: (item: unknown, itemName: string, index: number) => T,
+  maxLength = Infinity,
+): T[] {
+  if (!Array.isArray(value)) throw invalidType(name, expected, value);
+  if (value.length > maxLength) throw invalidValue(name, `${expected} of at most ${maxLength} items`, value);
+  const out: T[] = new Array<T>(value.length);
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value)) throw invalidValue(`${name}[${i}]`, 'an element (the array has a hole here)', undefined);
+    out[i] = checkItem(value[i], `${name}[${i}]`, i);
+  }
+  return out;
+}
