@@ -19,6 +19,8 @@ export const DIAGNOSTICS_CHANNELS = {
   netnsSpawn: 'podnet:netns:spawn',
   /** One step of a NodeNetwork flow (addPod, removePod, syncSnapshot, start, stop, repair). */
   agentStep: 'podnet:agent:step',
+  /** One CNI invocation a CniServer served (answered, or ended without an answer). */
+  cniRequest: 'podnet:cni:request',
 } as const;
 
 /** DiagnosticsChannelName is the name of one of podnet's channels. */
@@ -117,12 +119,30 @@ export interface AgentStepMessage extends OperationTiming {
   description: string;
 }
 
+/**
+ * CniRequestMessage is published on `podnet:cni:request` for each connection a CniServer served. `outcome` is `'ok'`
+ * for a success answer; for a CNI error answer the code of what caused it (the handler's error's `code`, or
+ * `'ERR_CNI'` for a refused request); `'ERR_CNI_WIRE'` (or the socket error's code, such as `ETIMEDOUT`) for one that
+ * ended without an answer. `cniCode` is the CNI error code answered (0 for success, undefined without an answer).
+ */
+export interface CniRequestMessage extends OperationTiming {
+  /** CNI_COMMAND (undefined when the request never got that far). */
+  command: string | undefined;
+  /** CNI_CONTAINERID (undefined when absent or the request never got that far). */
+  containerId: string | undefined;
+  /** The pod's UID from CNI_ARGS (K8S_POD_UID), when given. */
+  pod: string | undefined;
+  /** The CNI error code answered, 0 for success, undefined when nothing was answered. */
+  cniCode: number | undefined;
+}
+
 /** DiagnosticsMessages maps each channel name to the message it publishes. */
 export interface DiagnosticsMessages {
   'podnet:ipset:request': IpsetRequestMessage;
   'podnet:iptables:run': IptablesRunMessage;
   'podnet:netns:spawn': NetnsSpawnMessage;
   'podnet:agent:step': AgentStepMessage;
+  'podnet:cni:request': CniRequestMessage;
 }
 
 /** The channels themselves, made once: publishers check `hasSubscribers` on these. */
@@ -130,6 +150,7 @@ export const ipsetRequestChannel = channel(DIAGNOSTICS_CHANNELS.ipsetRequest);
 export const iptablesRunChannel = channel(DIAGNOSTICS_CHANNELS.iptablesRun);
 export const netnsSpawnChannel = channel(DIAGNOSTICS_CHANNELS.netnsSpawn);
 export const agentStepChannel = channel(DIAGNOSTICS_CHANNELS.agentStep);
+export const cniRequestChannel = channel(DIAGNOSTICS_CHANNELS.cniRequest);
 
 /** outcomeOf is the outcome an error gives a message: its string `code`, or `'ERR_UNKNOWN'` when it has none. */
 export function outcomeOf(error: unknown): string {

@@ -85,6 +85,7 @@ export {
   type IptablesRunKind,
   type NetnsSpawnMessage,
   type AgentStepMessage,
+  type CniRequestMessage,
 } from './diagnostics.js';
 export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, NftablesFactory, RtnetlinkFactory } from './agent/backends.js';
 export {
@@ -107,3 +108,4 @@ export {
 } from './proxy/ztunnel-server.js';
 export type { ProxyPeer, DisconnectReason } from './proxy/connection.js';
 export type { ZdsWorkloadInfo } from './proxy/zds-messages.js';
+export * from './cni/index.js';
