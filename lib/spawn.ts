@@ -7,7 +7,7 @@ import { type NetnsSpawnMessage, failure, netnsSpawnChannel, timing } from './di
 import { ProcessOutputLimitError, ProcessTimeoutError, withCallerStack } from './errors.js';
 import { native, type RawSpawnResult, type RawStdinFeed } from './native.js';
 import { type Netns, resolveNetns } from './netns.js';
-import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from './validate.js';
+import { checkArray, checkInteger, checkOptions, checkString, invalidType, invalidValue } from './validate.js';
 
 /** SAFE_PATH is where a bare program name is looked up; the caller's PATH is never used. */
 export const SAFE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -42,14 +42,13 @@ const DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function checkArgv(argv: unknown): string[] {
-  if (!Array.isArray(argv)) throw invalidType('argv', 'an array of strings', argv);
-  if (argv.length === 0) throw invalidValue('argv', 'a non-empty array of strings', argv);
-  argv.forEach((arg, i) => checkString(`argv[${i}]`, arg, 128 * 1024, i === 0 ? 1 : 0));
-  const program = argv[0] as string;
+  if (Array.isArray(argv) && argv.length === 0) throw invalidValue('argv', 'a non-empty array of strings', argv);
+  const args = checkArray('argv', argv, 'an array of strings', (arg, name, i) => checkString(name, arg, 128 * 1024, i === 0 ? 1 : 0));
+  const program = args[0]!;
   if (program.includes('/') && !program.startsWith('/')) {
     throw invalidValue('argv[0]', 'a bare program name or an absolute path', program);
   }
-  return argv as string[];
+  return args;
 }
 
 function checkEnv(env: unknown): string[] {

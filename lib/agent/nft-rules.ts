@@ -7,7 +7,7 @@
  */
 import { nftExpr as x } from '../nftables/match.js';
 import type { NftExpr, NftRuleset, NftRulesetTable, NftSetSpec } from '../nftables/index.js';
-import { checkInteger, checkString, invalidType } from '../validate.js';
+import { checkArray, checkInteger, checkString, invalidType } from '../validate.js';
 import { INPOD, checkProbeSource } from './rules.js';
 
 /** NFT_TABLES names the inet tables the agent owns: the three in each pod, and the host's (which holds the probe sets). */
@@ -115,10 +115,8 @@ export function nftInpodRules(config: NftInpodRulesConfig = {}): NftRuleset {
   const ipv6 = flag('config.ipv6', config.ipv6, false);
   const dns = flag('config.dnsCapture', config.dnsCapture, true);
   const ingressOnly = flag('config.ingressOnly', config.ingressOnly, false);
-  const vifs = config.virtualInterfaces ?? [];
-  if (!Array.isArray(vifs)) throw invalidType('config.virtualInterfaces', 'an array of interface names', vifs);
   // IFNAMSIZ is 16 with the NUL: nft refuses longer names, and the kernel would never match them.
-  vifs.forEach((v, i) => checkString(`config.virtualInterfaces[${i}]`, v, 15));
+  const vifs = checkArray('config.virtualInterfaces', config.virtualInterfaces ?? [], 'an array of interface names', (v, name) => checkString(name, v, 15));
   const fams: Fam[] = [{ saddr: 'ip saddr', daddr: 'ip daddr', localhost: '127.0.0.1/32', probe: source('config.probeSourceV4', config.probeSourceV4, 4) }];
   if (ipv6) fams.push({ saddr: 'ip6 saddr', daddr: 'ip6 daddr', localhost: '::1/128', probe: source('config.probeSourceV6', config.probeSourceV6, 6) });
   const each = (b: TableBuilder, chain: string, parts: (f: Fam) => NftExpr[][]): void => {

@@ -3,7 +3,7 @@
  * (`rule.exprs[3].sreg`) in the one message shape; nothing reaches the addon unless the whole list is good.
  */
 import { native, type RawNftExpr } from '../native.js';
-import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
+import { checkArray, checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import {
   BITWISE_BOOL,
   CMP_OPS,
@@ -206,14 +206,11 @@ function checkExpr(at: string, value: unknown, setIdOf: SetIdOf): RawNftExpr {
 const align4 = (n: number): number => (n + 3) & ~3;
 
 export function checkExprs(name: string, value: unknown, setIdOf: SetIdOf): RawNftExpr[] {
-  if (!Array.isArray(value)) throw invalidType(name, 'an array of expressions', value);
   const out: RawNftExpr[] = [];
-  value.forEach((item, i) => {
-    if (Array.isArray(item)) {
-      item.forEach((inner, j) => out.push(checkExpr(`${name}[${i}][${j}]`, inner, setIdOf)));
-    } else {
-      out.push(checkExpr(`${name}[${i}]`, item, setIdOf));
-    }
+  checkArray(name, value, 'an array of expressions', (item, at) => {
+    if (!Array.isArray(item)) return out.push(checkExpr(at, item, setIdOf));
+    checkArray(at, item, 'an array of expressions', (inner, innerAt) => out.push(checkExpr(innerAt, inner, setIdOf)));
+    return 0;
   });
   if (out.length === 0) throw invalidValue(name, 'at least one expression', value);
   if (out.length > K.ruleExprsMax) throw invalidValue(name, `at most ${K.ruleExprsMax} expressions`, value);

@@ -8,7 +8,7 @@
  */
 import { endianness } from 'node:os';
 
-import { checkInteger, checkString, invalidType, invalidValue } from '../validate.js';
+import { checkArray, checkInteger, checkString, invalidType, invalidValue } from '../validate.js';
 import type { NftCmpOp, NftExpr } from './expr-types.js';
 import { addressKey } from './address-key.js';
 
@@ -196,7 +196,7 @@ export const nftExpr = {
   ctState(states: NftCtState[], options?: NftMatchOptions): NftExpr[] {
     if (!Array.isArray(states) || states.length === 0) throw invalidType('states', 'a non-empty array of ct states', states);
     let bits = 0;
-    states.forEach((s, i) => (bits |= field(`states[${i}]`, s, CT_STATES)));
+    for (const b of checkArray('states', states, 'a non-empty array of ct states', (s, name) => field(name, s, CT_STATES))) bits |= b;
     return [
       { type: 'ct', key: 'state', dreg: 1 },
       { type: 'bitwise', sreg: 1, dreg: 1, op: 'bool', len: 4, mask: host32(bits), xor: host32(0) },

@@ -4,7 +4,7 @@
  * what differs, reconcile applies only on drift. A ruleset owns its tables outright: apply flushes them, so rules
  * that someone else put there are gone afterwards, and verify reports them as unexpected.
  */
-import { checkOptions, invalidType, invalidValue } from '../validate.js';
+import { checkArray, checkOptions, invalidType, invalidValue } from '../validate.js';
 import { FAMILIES } from './names.js';
 import type { NftChainSpec, NftFamily, NftRuleSpec, NftSetSpec, NftTableRef, NftTableSpec } from './types.js';
 
@@ -41,9 +41,9 @@ function checkRef(name: string, value: unknown): NftTableRef {
   return { family: t.family, name: t.name };
 }
 
+/** checkList returns a dense copy of an array whose every index holds something (holes refused by index). */
 function checkList<T>(name: string, value: unknown): T[] {
-  if (!Array.isArray(value)) throw invalidType(name, 'an array', value);
-  return value as T[];
+  return checkArray(name, value, 'an array', (item) => item as T);
 }
 
 /**
@@ -55,7 +55,7 @@ export function checkRuleset(value: unknown): { tables: NftRulesetTable[]; owned
   const r = checkOptions<NftRuleset>('ruleset', value);
   const tables = checkList<NftRulesetTable>('ruleset.tables', r.tables);
   const seen = new Set<string>();
-  tables.forEach((t, i) => {
+  for (const [i, t] of tables.entries()) {
     const at = `ruleset.tables[${i}]`;
     const ref = checkRef(at, t);
     const key = tableKey(ref.family, ref.name);
@@ -63,7 +63,7 @@ export function checkRuleset(value: unknown): { tables: NftRulesetTable[]; owned
     seen.add(key);
     const chains = new Set<string>();
     for (const [field, list] of [['sets', t.sets], ['chains', t.chains], ['rules', t.rules]] as const) {
-      checkList<NftSetSpec | NftChainSpec | NftRuleSpec>(`${at}.${field}`, list).forEach((o, j) => {
+      for (const [j, o] of checkList<NftSetSpec | NftChainSpec | NftRuleSpec>(`${at}.${field}`, list).entries()) {
         const obj = checkOptions<{ family: unknown; table: unknown }>(`${at}.${field}[${j}]`, o);
         if (obj.family !== ref.family) throw invalidValue(`${at}.${field}[${j}].family`, `'${ref.family}' (its table's)`, obj.family);
         if (obj.table !== ref.name) throw invalidValue(`${at}.${field}[${j}].table`, `'${ref.name}' (its table's)`, obj.table);
@@ -75,9 +75,9 @@ export function checkRuleset(value: unknown): { tables: NftRulesetTable[]; owned
         if (field === 'rules' && !chains.has((o as NftRuleSpec).chain)) {
           throw invalidValue(`${at}.rules[${j}].chain`, 'one of its table\'s chains', (o as NftRuleSpec).chain);
         }
-      });
+      }
     }
-  });
+  }
   const owned = r.owned === undefined ? [] : checkList<NftTableRef>('ruleset.owned', r.owned).map((o, i) => checkRef(`ruleset.owned[${i}]`, o));
   return { tables, owned };
 }

@@ -9,7 +9,7 @@ import { Netns } from '../netns.js';
 import { toLogger, type Logger } from '../logger.js';
 import { SeqpacketServer } from '../unix/server.js';
 import type { SeqpacketSocket } from '../unix/socket.js';
-import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
+import { checkArray, checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { asProxyError, ZdsConnection, type DisconnectReason, type ProxyPeer } from './connection.js';
 import { ProxyError } from './errors.js';
 import { encodeRequest, ZdsVersion, type ZdsRequest, type ZdsWorkloadInfo } from './zds-messages.js';
@@ -245,7 +245,7 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     this.#checkOpen({ path: this.path });
     const next = new Map<string, Entry>();
     try {
-      workloads.forEach((w, i) => {
+      checkArray('workloads', workloads, 'an array of workloads', (w, _, i) => {
         const e = checkOptions<ZtunnelWorkload>(`workloads[${i}]`, w);
         const uid = checkString(`workloads[${i}].uid`, e.uid);
         const w0 = e.workload as ZdsWorkloadInfo;

@@ -1,6 +1,6 @@
 /** Option types and argument checks of the seqpacket API: everything is refused here, before any native call. */
 import { native } from '../native.js';
-import { checkInteger, checkString, invalidType, invalidValue } from '../validate.js';
+import { checkArray, checkInteger, checkString, invalidType, invalidValue } from '../validate.js';
 
 /** SEQPACKET_MAX_BYTES is the most data one message may carry, sent or received (64 KiB). */
 export const SEQPACKET_MAX_BYTES = 65536;
@@ -87,7 +87,7 @@ export function checkFds(name: string, value: unknown): number[] {
   if (!Array.isArray(value)) throw invalidType(name, 'an array of fds', value);
   const max = native.unixConstants.maxFds;
   if (value.length > max) throw invalidValue(name, `at most ${max} fds`, `${value.length} fds`);
-  const fds = value.map((fd, i) => openFd(`${name}[${i}]`, fd));
+  const fds = checkArray(name, value, 'an array of fds', (fd, at) => openFd(at, fd));
   const closed = fds.length === 0 ? -1 : native.fdsOpen(fds);
   if (closed >= 0) throw invalidValue(`${name}[${closed}]`, 'an open fd', fds[closed]);
   return fds;

@@ -1,7 +1,7 @@
 // The bad-input table: each bad input a user can hand podnet, grouped by part, and the error code it gets.
 // bad-input.test.ts runs every row against the kernel in a fresh namespace, checks the code, checks with the CLI
 // that nothing changed, and renders docs/bad-input.md from this table, so the document cannot drift.
-import { Ipset, Iptables, Netns, NodeNetwork, RuleSet, Rtnetlink, SeqpacketSocket, ZtunnelServer } from '../../lib/index.js';
+import { Ipset, Iptables, Netns, Nftables, NodeNetwork, RuleSet, Rtnetlink, SeqpacketSocket, ZtunnelServer, runInNetns, type NftRuleset } from '../../lib/index.js';
 
 /** What every row gets: clients opened inside the test namespace, a set and a rule that exist, a live server. */
 export interface BadInputContext {
@@ -54,6 +54,25 @@ function flipping<T extends object>(base: T, key: string, good: unknown, bad: un
 function hugeWithOneBad(n: number, badAt: number): { ip: string }[] {
   return Array.from({ length: n }, (_, i) => ({ ip: i === badAt ? '10.0.0.256' : `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }));
 }
+
+/** holed returns an array with a hole at `at` (what `[, x]` writes): forEach, map, every and some skip it. */
+function holed<T>(items: T[], at: number): T[] {
+  const out = [...items];
+  delete out[at];
+  return out;
+}
+
+/** nftApply applies a ruleset with a client of its own in the test namespace. */
+async function nftApply(c: BadInputContext, ruleset: unknown): Promise<unknown> {
+  const nft = await Nftables.open({ netns: c.netns });
+  try {
+    return await nft.apply(ruleset as NftRuleset);
+  } finally {
+    nft.close();
+  }
+}
+
+const NFT_T = { family: 'inet', table: 'podnet-bad' } as const;
 
 function rule(args: unknown): RuleSet {
   return new RuleSet().chain('filter', 'PODNET-BAD').append('filter', 'PODNET-BAD', args as string[]);
@@ -178,6 +197,28 @@ export const CASES: BadInputCase[] = [
   { part: 'proxy', input: 'workload over the 1 KiB message limit', run: (c) => c.ztunnel.addWorkload('u', { ...W, name: 'n'.repeat(1100) }, c.netns), code: 'ERR_ZDS_MESSAGE_TOO_LARGE' },
   { part: 'proxy', input: 'netns fd of a regular file', run: (c) => c.ztunnel.addWorkload('u', W, { fd: 0 }), code: 'ERR_INVALID_ARG_VALUE' },
   { part: 'proxy', input: 'add with no proxy connected', run: (c) => c.ztunnel.addWorkload('u', W, c.netns), code: 'ERR_PROXY_NOT_CONNECTED' },
+
+  // arrays with holes: every array is checked index by index, a hole named by its index
+  { part: 'arrays with holes', input: 'ipset `addMany` entries `[, { ip }]`', run: (c) => c.ipset.addMany(c.set, holed([{ ip: '10.0.0.9' }, { ip: '10.0.0.8' }], 0)), code: 'ERR_INVALID_ARG_TYPE' },
+  { part: 'arrays with holes', input: "iptables rule args `['-p', , 'tcp']`", run: (c) => c.iptables.apply(rule(holed(['-p', 'x', 'tcp', '-j', 'ACCEPT'], 1))), code: 'ERR_INVALID_ARG_TYPE' },
+  { part: 'arrays with holes', input: "`runInNetns` argv `['true', , 'x']`", run: (c) => runInNetns(c.netns, holed(['true', 'y', 'x'], 1)), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'arrays with holes', input: 'nftables `apply({ tables: [, table] })`', run: (c) => nftApply(c, { tables: holed([{ family: 'inet', name: 'x' }, { family: 'inet', name: 'podnet-bad', sets: [], chains: [], rules: [] }], 0) }), code: 'ERR_INVALID_ARG_VALUE' },
+  {
+    part: 'arrays with holes',
+    input: 'nftables rule `exprs` with a hole (a broader rule than asked)',
+    run: (c) =>
+      nftApply(c, {
+        tables: [{
+          family: 'inet', name: 'podnet-bad', sets: [],
+          chains: [{ ...NFT_T, name: 'c' }],
+          rules: [{ ...NFT_T, chain: 'c', exprs: holed([{ type: 'meta', key: 'l4proto', dreg: 1 }, { type: 'cmp', sreg: 1, op: 'eq', data: new Uint8Array([6]) }, { type: 'immediate', dreg: 0, data: { type: 'verdict', verdict: 'drop' } }], 1) }],
+        }],
+      }),
+    code: 'ERR_INVALID_ARG_VALUE',
+  },
+  { part: 'arrays with holes', input: 'ZDS `replaceWorkloads([, workload])`', run: (c) => c.ztunnel.replaceWorkloads(holed([{ uid: 'a', workload: W }, { uid: 'b', workload: W }], 0)), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'arrays with holes', input: "agent `addPod` ips `[, '10.0.0.5']`", run: (c) => new NodeNetwork().addPod({ uid: 'u', ips: holed(['10.0.0.4', '10.0.0.5'], 0), netns: c.netns }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'arrays with holes', input: 'agent `syncSnapshot([, pod])`', run: () => new NodeNetwork().syncSnapshot(holed([{ uid: 'a', ips: [] }, { uid: 'b', ips: [] }], 0)), code: 'ERR_INVALID_ARG_VALUE' },
 
   // agent
   { part: 'agent', input: 'probe set prefix of 29 bytes', run: () => new NodeNetwork({ probeSetPrefix: 'p'.repeat(29) }), code: 'ERR_INVALID_ARG_VALUE' },
