@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 
 import { type AgentStepMessage, agentStepChannel, outcomeOf, timing } from '../diagnostics.js';
-import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError } from '../errors.js';
+import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError, isNotFound } from '../errors.js';
 import { ProxyError } from '../proxy/errors.js';
 import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
 import type { ZdsWorkloadInfo } from '../proxy/zds-messages.js';
@@ -19,7 +19,7 @@ import type { Iptables } from '../iptables/iptables.js';
 import type { RuleSet } from '../iptables/rule-set.js';
 import type { VerifyResult } from '../iptables/verify.js';
 import type { NetnsLike } from '../netns.js';
-import { checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
+import { checkArray, checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
 import type { Nftables } from '../nftables/client.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
 import {
@@ -39,6 +39,7 @@ import type { NftRuleset, NftVerifyResult } from '../nftables/index.js';
 import { KubeletUidError, checkProcRoot } from './nft-kubelet.js';
 import { nftInpodRules } from './nft-rules.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
+import { KeyedLock } from './keyed-lock.js';
 import { toLogger, type Logger } from '../logger.js';
 import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
 import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
@@ -135,8 +136,14 @@ export interface PodInfo {
 export interface PodVerifyReport {
   /** The pod's UID. */
   uid: string;
-  /** Whether its rules and routes are all as they should be. */
+  /** Whether its namespace is the one it was enrolled in and its rules and routes are all as they should be. */
   inSync: boolean;
+  /**
+   * The pod's namespace: 'ok'; 'gone' (its path no longer opens: nothing else was checked); or 'replaced' (it opens
+   * to another namespace than the one addPod enrolled, as when the runtime recreated the sandbox: addPod again, or
+   * repair, enrolls the new one).
+   */
+  netns: 'ok' | 'gone' | 'replaced';
   /** The in-pod iptables rules, per family (empty with the nftables backend). */
   rules: { family: 4 | 6; result: VerifyResult }[];
   /** The in-pod nftables tables (with the nftables backend). */
@@ -199,26 +206,41 @@ function publishStep(step: AgentStep, pod: string | undefined, description: stri
   agentStepChannel.publish(message);
 }
 
+/**
+ * checkPod returns a checked copy of a pod (its arrays dense copies, checked index by index), so a caller changing
+ * its object after the call cannot change what a queued call applies. Throws InvalidArgumentError naming the field.
+ */
 function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
   const p = checkOptions<PodInfo>(name, pod);
-  checkString(`${name}.uid`, p.uid, 255);
-  if (!Array.isArray(p.ips)) throw invalidType(`${name}.ips`, 'an array of IP addresses', p.ips);
-  p.ips.forEach((ip, i) => normalizeIp(ip, `${name}.ips[${i}]`));
+  const uid = checkString(`${name}.uid`, p.uid, 255);
+  const ips = checkArray(`${name}.ips`, p.ips, 'an array of IP addresses', (ip, at) => {
+    normalizeIp(ip, at);
+    return ip as string;
+  });
   if (p.ingressOnly !== undefined && typeof p.ingressOnly !== 'boolean') {
     throw invalidType(`${name}.ingressOnly`, 'a boolean', p.ingressOnly);
   }
-  if (p.virtualInterfaces !== undefined) {
-    if (!Array.isArray(p.virtualInterfaces)) throw invalidType(`${name}.virtualInterfaces`, 'an array of interface names', p.virtualInterfaces);
-    p.virtualInterfaces.forEach((iface, i) => checkInterfaceName(`${name}.virtualInterfaces[${i}]`, iface));
-  }
+  const virtualInterfaces =
+    p.virtualInterfaces === undefined
+      ? undefined
+      : checkArray(`${name}.virtualInterfaces`, p.virtualInterfaces, 'an array of interface names', (iface, at) => checkInterfaceName(at, iface));
+  let workload: ZdsWorkloadInfo | undefined;
   if (p.workload !== undefined || needsWorkload) {
     const w = checkOptions<ZdsWorkloadInfo>(`${name}.workload`, p.workload);
     if (p.workload === undefined) throw invalidType(`${name}.workload`, "the pod's name, namespace and service account", p.workload);
     checkString(`${name}.workload.name`, w.name, 253);
     checkString(`${name}.workload.namespace`, w.namespace, 253);
     if (typeof w.serviceAccount !== 'string') throw invalidType(`${name}.workload.serviceAccount`, 'a string', w.serviceAccount);
+    workload = { ...p.workload } as ZdsWorkloadInfo;
   }
-  return p as PodInfo;
+  return {
+    uid,
+    ips,
+    ...(p.netns === undefined ? {} : { netns: p.netns }),
+    ...(p.ingressOnly === undefined ? {} : { ingressOnly: p.ingressOnly }),
+    ...(virtualInterfaces === undefined ? {} : { virtualInterfaces }),
+    ...(workload === undefined ? {} : { workload }),
+  };
 }
 
 /**
@@ -275,6 +297,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   #hostIptables = new Map<4 | 6, Iptables>();
   #backend: 'nft' | 'legacy' | undefined;
   #started = false;
+  /** Calls for one pod (by uid) run in call order; calls for different pods run freely. */
+  readonly #podCalls = new KeyedLock();
+  /** The pods addPod enrolled (or a snapshot named): the namespace they were enrolled in and their IPs. */
+  readonly #enrolled = new Map<string, { netnsId: string | undefined; ips: readonly string[] }>();
 
   /** constructor checks the options and throws InvalidArgumentError naming a bad one (`options.<name>`). */
   constructor(options: NodeNetworkOptions = {}) {
@@ -504,8 +530,20 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    */
   async addPod(pod: PodInfo): Promise<void> {
     const p = checkPod(pod, 'pod', this.#proxy !== undefined);
+    this.#live();
+    return this.#podCalls.run(p.uid, () => this.#addPod(p));
+  }
+
+  async #addPod(p: PodInfo): Promise<void> {
     const probes = this.#live();
+    const before = this.#enrolled.get(p.uid);
+    let netnsId: string | undefined;
     await this.#withPod(p, async (ns) => {
+      netnsId = ns.id;
+      if (before?.netnsId !== undefined && before.netnsId !== ns.id) {
+        // The runtime recreated the sandbox: the rules and the proxy's listeners go into the new namespace.
+        this.#log.warn(`pod '${p.uid}' has a new namespace; enrolling it again`, { pod: p.uid, netns: ns.path });
+      }
       if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
       else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
       await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
@@ -519,7 +557,11 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     });
     await this.#step('probe-set', p.uid, `adding the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.add(ip, p.uid);
+      // Addresses the pod held before and holds no more (a recreated sandbox may get others) are let go.
+      const now = new Set(p.ips.map((ip) => normalizeIp(ip).ip));
+      for (const ip of before?.ips ?? []) if (!now.has(normalizeIp(ip).ip)) await probes.remove(ip, p.uid);
     });
+    this.#enrolled.set(p.uid, { netnsId, ips: p.ips });
     this.#log.info('pod added', { pod: p.uid, ips: p.ips });
   }
 
@@ -532,6 +574,12 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   async removePod(pod: PodInfo, options: { deleted?: boolean } = {}): Promise<void> {
     const p = checkPod(pod);
     const o = checkOptions<{ deleted?: boolean }>('options', options);
+    if (o.deleted !== undefined && typeof o.deleted !== 'boolean') throw invalidType('options.deleted', 'a boolean', o.deleted);
+    this.#live();
+    return this.#podCalls.run(p.uid, () => this.#removePod(p, o.deleted === true));
+  }
+
+  async #removePod(p: PodInfo, deleted: boolean): Promise<void> {
     const probes = this.#live();
     await this.#step('probe-set', p.uid, `removing the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.remove(ip, p.uid);
@@ -540,14 +588,16 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (proxy) {
       await this.#step('proxy', p.uid, `removing pod '${p.uid}' from the node proxy`, () => proxy.delWorkload(p.uid));
     }
-    if (!o.deleted) {
+    // From here on the pod is out of the proxy and the probe set: it is no longer enrolled, whatever its namespace says.
+    this.#enrolled.delete(p.uid);
+    if (!deleted) {
       await this.#withPod(p, async (ns) => {
         if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
         else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
         await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
       });
     }
-    this.#log.info('pod removed', { pod: p.uid, deleted: o.deleted === true });
+    this.#log.info('pod removed', { pod: p.uid, deleted });
   }
 
   /**
@@ -559,15 +609,16 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * PodnetError `ERR_AGENT_NOT_STARTED` before start(); rejects with AgentError ('probe-set', or a pod's step).
    */
   async syncSnapshot(pods: readonly PodInfo[], options: { reapplyRules?: boolean } = {}): Promise<SnapshotReport> {
-    if (!Array.isArray(pods)) throw invalidType('pods', 'an array of pods', pods);
-    const list = pods.map((pod, i) => checkPod(pod, `pods[${i}]`, this.#proxy !== undefined));
+    const list = checkArray('pods', pods, 'an array of pods', (pod, at) => checkPod(pod, at, this.#proxy !== undefined));
     const o = checkOptions<{ reapplyRules?: boolean }>('options', options);
     const probes = this.#live();
     const report: SnapshotReport = { added: 0, unchanged: 0, takenOver: 0, pruned: [], pruneSkipped: false, rulesReapplied: 0 };
+    // The snapshot's pods are the enrolled ones now; the namespace they were enrolled in is known once one opens.
+    for (const pod of list) this.#enrolled.set(pod.uid, { netnsId: this.#enrolled.get(pod.uid)?.netnsId, ips: pod.ips });
     if (o.reapplyRules) {
       for (const pod of list) {
         if (pod.netns === undefined) continue;
-        await this.#reapplyPod(pod);
+        await this.#podCalls.run(pod.uid, () => this.#reapplyPod(pod));
         report.rulesReapplied++;
       }
     }
@@ -636,8 +687,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   #podsOption(options: unknown): PodInfo[] {
     const pods = checkOptions<{ pods?: readonly PodInfo[] }>('options', options).pods;
     if (pods === undefined) return [];
-    if (!Array.isArray(pods)) throw invalidType('options.pods', 'an array of pods', pods);
-    return pods.map((pod, i) => checkPod(pod, `options.pods[${i}]`)).filter((p) => p.netns !== undefined);
+    return checkArray('options.pods', pods, 'an array of pods', (pod, at) => checkPod(pod, at)).filter((p) => p.netns !== undefined);
   }
 
   /** Gives the proxy the snapshot's pods, each with its namespace if it still opens (the proxy keeps its own). */
@@ -665,6 +715,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   /** Reconciles a pod's in-pod rules and puts back its policy routes (syncSnapshot's reapply, repair). */
   async #reapplyPod(pod: PodInfo): Promise<void> {
     await this.#withPod(pod, async (ns) => {
+      const known = this.#enrolled.get(pod.uid);
+      if (known !== undefined && known.netnsId === undefined) known.netnsId = ns.id;
       if (this.#nft) await this.#podNftables(pod, ns, (nft) => nft.reconcile(this.#podNftRules(pod)));
       else await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
       await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
@@ -672,17 +724,30 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   }
 
   async #verifyPod(pod: PodInfo): Promise<PodVerifyReport> {
-    return this.#withPod(pod, async (ns) => {
+    let ns: AgentNetns;
+    try {
+      ns = this.#openPodNetns(pod);
+    } catch (err) {
+      // A namespace that is gone is a finding about the pod, not a failure to verify it.
+      if (!isNotFound(err)) throw this.#stepError('netns', pod.uid, `opening the namespace of pod '${pod.uid}'`, err);
+      return { uid: pod.uid, inSync: false, netns: 'gone', rules: [], routes: [] };
+    }
+    try {
+      const enrolledIn = this.#enrolled.get(pod.uid)?.netnsId;
+      const netns = enrolledIn !== undefined && enrolledIn !== ns.id ? 'replaced' : 'ok';
       if (this.#nft) {
         const nftRules = await this.#podNftables(pod, ns, (nft) => nft.verify(this.#podNftRules(pod)));
         const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
-        return { uid: pod.uid, inSync: nftRules.inSync && routes.every((r) => r.rule && r.route), rules: [], nftRules, routes };
+        const inSync = netns === 'ok' && nftRules.inSync && routes.every((r) => r.rule && r.route);
+        return { uid: pod.uid, inSync, netns, rules: [], nftRules, routes };
       }
       const rules = await this.#podIptables(pod, ns, async (ipt, family) => ({ family, result: await ipt.verify(this.#podRules(family, pod)) }));
       const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
-      const inSync = rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
-      return { uid: pod.uid, inSync, rules, routes };
-    });
+      const inSync = netns === 'ok' && rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
+      return { uid: pod.uid, inSync, netns, rules, routes };
+    } finally {
+      ns.close();
+    }
   }
 
   /**
@@ -708,9 +773,20 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
       });
     }
-    // report.pods is in the order of pods: the drifted ones are found by position, not by uid.
-    const drifted = pods.filter((_, i) => !report.pods[i]!.inSync);
-    for (const pod of drifted) await this.#reapplyPod(pod);
+    // report.pods is in the order of pods: the drifted ones are found by position, not by uid. A pod whose
+    // namespace is gone has nothing to repair; one whose namespace was replaced is enrolled again, as addPod would.
+    const drifted: PodInfo[] = [];
+    for (const [i, pod] of pods.entries()) {
+      const found = report.pods[i]!;
+      if (found.inSync) continue;
+      if (found.netns === 'gone') {
+        this.#log.warn(`pod '${pod.uid}' namespace is gone; nothing to repair`, { pod: pod.uid });
+        continue;
+      }
+      drifted.push(pod);
+      const reenroll = found.netns === 'replaced' && (this.#proxy === undefined || pod.workload !== undefined);
+      await this.#podCalls.run(pod.uid, () => (reenroll ? this.#addPod(pod) : this.#reapplyPod(pod)));
+    }
     this.#log.warn('node network repaired drift', {
       sets: report.sets.filter((s) => !s.ok).map((s) => s.name),
       pods: drifted.map((p) => p.uid),

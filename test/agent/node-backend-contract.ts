@@ -99,6 +99,61 @@ export function nodeBackendContract<W extends NodeWorld, S extends { owners: Own
       expect(await owners()).toEqual({});
     });
 
+    it('applies calls for one pod in call order: a remove called after an add wins, and no entry outlives its rules', async () => {
+      const net = await node();
+      const pod = world.pod();
+      for (let round = 0; round < 5; round++) {
+        const results = await Promise.allSettled([net.addPod(info(pod)), net.removePod(info(pod))]);
+        expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+        expect(await owners()).toEqual({});
+        const [after] = (await net.verify({ pods: [info(pod)] })).pods;
+        expect(after).toMatchObject({ inSync: false, netns: 'ok' });
+        expect(after!.routes.every((r) => !r.rule && !r.route)).toBe(true);
+      }
+      // The other order: the add, called last, wins.
+      await Promise.all([net.removePod(info(pod)), net.addPod(info(pod))]);
+      expect(await owners()).toEqual({ [pod.ip]: pod.uid });
+      expect((await net.verify({ pods: [info(pod)] })).pods[0]).toMatchObject({ inSync: true, netns: 'ok' });
+    });
+
+    it('refuses a pod with a hole in its ips or virtualInterfaces by index, before doing anything', async () => {
+      const net = await node();
+      const pod = world.pod();
+      // eslint-disable-next-line no-sparse-arrays
+      const holeFirst = [, pod.ip] as string[];
+      await expect(net.addPod({ ...info(pod), ips: holeFirst })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE', argument: 'pod.ips[0]' });
+      // eslint-disable-next-line no-sparse-arrays
+      const vifHole = ['eth0', , 'eth1'] as string[];
+      await expect(net.addPod({ ...info(pod), virtualInterfaces: vifHole })).rejects.toMatchObject({ argument: 'pod.virtualInterfaces[1]' });
+      // eslint-disable-next-line no-sparse-arrays
+      await expect(net.syncSnapshot([info(pod), , info(pod)] as never)).rejects.toMatchObject({ argument: 'pods[1]' });
+      await expect(net.verify({ pods: new Array(1) as never })).rejects.toMatchObject({ argument: 'options.pods[0]' });
+      expect(await owners()).toEqual({});
+      const [untouched] = (await net.verify({ pods: [info(pod)] })).pods;
+      expect(untouched!.inSync).toBe(false);
+      expect(untouched!.routes.every((r) => !r.rule && !r.route)).toBe(true);
+    });
+
+    it('enrolls a pod again when its uid comes with another namespace, and verify tells a replaced or gone namespace', async () => {
+      const net = await node();
+      const first = world.pod();
+      const second = world.pod();
+      const uid = first.uid;
+      await net.addPod({ uid, ips: [first.ip], netns: first.netns });
+      // The runtime recreated the sandbox: same uid, a new namespace (and here a new IP).
+      const moved = { uid, ips: [second.ip], netns: second.netns };
+      expect((await net.verify({ pods: [moved] })).pods[0]).toMatchObject({ uid, inSync: false, netns: 'replaced' });
+      await net.addPod(moved);
+      expect(await owners()).toEqual({ [second.ip]: uid });
+      expect((await net.verify({ pods: [moved] })).pods[0]).toMatchObject({ uid, inSync: true, netns: 'ok' });
+      world.dropNetns(second);
+      const gone = await net.verify({ pods: [moved] });
+      expect(gone.inSync).toBe(false);
+      expect(gone.pods[0]).toMatchObject({ uid, inSync: false, netns: 'gone', rules: [], routes: [] });
+      // repair has nothing to do in a namespace that is gone, and says so without failing.
+      await expect(net.repair({ pods: [moved] })).resolves.toEqual({ changed: true });
+    });
+
     it('reports a reused IP as a conflict, takes it over, and never removes the new owner', async () => {
       const net = await node();
       const conflicts: ProbeConflict[] = [];

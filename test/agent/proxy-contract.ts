@@ -56,6 +56,23 @@ export function proxyContract(name: string, makeWorld: () => World): void {
       expect(await inpodInSync(pod)).toBe(false);
     });
 
+    it('hands the new namespace to the proxy when a pod comes back with another one (a recreated sandbox)', async () => {
+      const { server, ztunnel } = await world.proxy();
+      const net = await node(server);
+      const [first, second] = [world.pod(), world.pod()];
+      await net.addPod(info(first));
+      const moved = info(second, { uid: first.uid });
+      await net.addPod(moved);
+      expect(ztunnel.received.filter((m) => m.kind === 'add').map((m) => (m as { netnsId?: string }).netnsId)).toEqual([
+        world.netnsId(first),
+        world.netnsId(second),
+      ]);
+      expect(ztunnel.workloads.get(first.uid)?.netnsId).toBe(world.netnsId(second));
+      expect(server.workloads).toEqual([expect.objectContaining({ uid: first.uid, netnsId: world.netnsId(second) })]);
+      expect(await owners()).toEqual({ [second.ip]: first.uid });
+      expect(await inpodInSync(second)).toBe(true);
+    });
+
     it("fails at a retryable 'proxy' step when the proxy refuses: rules in place, no probe entry; a retry adds it once", async () => {
       const { server, ztunnel } = await world.proxy();
       const net = await node(server);
