@@ -46,6 +46,31 @@
       "conditions": [
         ["OS!='linux'", { "type": "none" }]
       ]
+    },
+    {
+      "target_name": "podnet-cni",
+      "type": "executable",
+      "sources": [
+        "native/cni/main.cc",
+        "native/cni/cni_output.cc",
+        "native/cni/config_scan.cc",
+        "native/cni/deadline.cc",
+        "native/cni/exchange.cc",
+        "native/cni/invocation.cc",
+        "native/cni/plugin_config.cc",
+        "native/cni/std_streams.cc",
+        "native/cni/utf8.cc",
+        "native/cni/wire.cc"
+      ],
+      "include_dirs": ["native"],
+      "cflags!": ["-fno-exceptions", "-O3", "-O0"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20", "-O3", "-O0"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-ffunction-sections", "-fdata-sections"],
+      "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-ffunction-sections", "-fdata-sections"],
+      "ldflags": ["-static", "-Wl,--gc-sections", "-s"],
+      "conditions": [
+        ["OS!='linux'", { "type": "none" }]
+      ]
     }
   ]
 }

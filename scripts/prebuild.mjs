@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // npm's prepack step: builds the addon with prebuildify into prebuilds/<platform>-<arch>/podnet.glibc.node, which
-// node-gyp-build loads at install and run time so that installing the package needs no compiler.
+// node-gyp-build loads at install and run time so that installing the package needs no compiler, and ships the
+// podnet-cni plugin executable the same build makes (binding.gyp's second target, statically linked) next to it
+// as prebuilds/<platform>-<arch>/podnet-cni, where cniPluginPath() looks first.
 //
 // It builds the host's architecture, and linux-arm64 on an x64 host where Debian's cross compiler
 // (g++-aarch64-linux-gnu) is on PATH. PODNET_PREBUILD_ARCHS=x64,arm64 names the architectures instead (one that
@@ -9,7 +11,7 @@
 //
 // Node's headers come from the running Node (its include/node), as for the source build: nothing is downloaded.
 import { spawnSync } from 'node:child_process';
-import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { arch as hostArch, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -84,7 +86,7 @@ function build(scratch, target, tools, headers) {
   if (result.status !== 0) throw new Error(`prebuildify for linux-${target} exited with ${result.status ?? result.signal}`);
 }
 
-/** checkMachine throws unless file is an ELF shared object for target. */
+/** checkMachine throws unless file is an ELF binary (the addon, the plugin) for target. */
 function checkMachine(file, target) {
   const header = Buffer.alloc(20);
   const fd = openSync(file, 'r');
@@ -97,6 +99,32 @@ function checkMachine(file, target) {
   if (header.readUInt32BE(0) !== 0x7f454c46 || machine !== ELF_MACHINE[target]) {
     throw new Error(`prebuild: ${file} is not an ELF binary for linux-${target} (e_machine ${machine})`);
   }
+}
+
+const PT_INTERP = 3;
+
+/**
+ * checkStatic throws unless file (an ELF64 executable) has no program interpreter: podnet-cni runs on hosts without
+ * Node, where the libstdc++ it was built with may be missing.
+ */
+function checkStatic(file) {
+  const elf = readFileSync(file);
+  const phoff = Number(elf.readBigUInt64LE(32));
+  const phentsize = elf.readUInt16LE(54);
+  const phnum = elf.readUInt16LE(56);
+  if (elf[4] !== 2 || phoff + phentsize * phnum > elf.length) throw new Error(`prebuild: ${file} is not an ELF64 executable`);
+  for (let i = 0; i < phnum; i++) {
+    if (elf.readUInt32LE(phoff + i * phentsize) === PT_INTERP) throw new Error(`prebuild: ${file} is dynamically linked`);
+  }
+}
+
+/** shipPlugin copies the build's podnet-cni into dir, checked to be static. */
+function shipPlugin(scratch, dir) {
+  const built = join(scratch, 'build', 'Release', 'podnet-cni');
+  if (!existsSync(built)) throw new Error(`prebuild: the build made no ${built}`);
+  const shipped = join(dir, 'podnet-cni');
+  copyFileSync(built, shipped);
+  checkStatic(shipped);
 }
 
 function main() {
@@ -117,6 +145,7 @@ function main() {
       }
       build(scratch, target, tools, headers);
       const dir = join(root, 'prebuilds', `linux-${target}`);
+      shipPlugin(scratch, dir);
       for (const file of readdirSync(dir)) checkMachine(join(dir, file), target);
     }
   } finally {
