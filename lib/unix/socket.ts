@@ -49,6 +49,8 @@ export class SeqpacketSocket implements Disposable {
   /** peerCredentials are the peer's pid, uid and gid (SO_PEERCRED), read when the connection was made. */
   readonly peerCredentials: PeerCredentials;
   #handle: RawSeqpacketSocketHandle | undefined;
+  /** Set once receive() resolved the end of the stream: later calls resolve null without reading. */
+  #ended = false;
 
   static {
     wrap = (handle, path) => new SeqpacketSocket(handle, path);
@@ -117,8 +119,13 @@ export class SeqpacketSocket implements Disposable {
     const timeoutMs = checkTimeout('options.timeoutMs', opts.timeoutMs);
     const maxBytes = opts.maxBytes === undefined ? DEFAULT_MAX_BYTES : checkInteger('options.maxBytes', opts.maxBytes, 1, SEQPACKET_MAX_BYTES);
     const maxFds = opts.maxFds === undefined ? DEFAULT_MAX_FDS : checkInteger('options.maxFds', opts.maxFds, 0, native.unixConstants.maxFds);
+    if (this.#ended) return null;
     const raw = await withCallerStack(this.#live().receive(maxBytes, maxFds, timeoutMs), caller);
-    if (raw === null) return null;
+    if (raw === null) {
+      // The end is final: nothing read after it could be told apart from a new stream's.
+      this.#ended = true;
+      return null;
+    }
     return { data: raw.data, fds: raw.fds.map(adoptReceivedFd) };
   }
 

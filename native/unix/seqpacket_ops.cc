@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -270,14 +272,20 @@ IoStatus ReceiveSeqpacket(int fd, std::vector<char>* buffer, size_t maxFds, Rece
   }
 
   if (size == 0 && fds.empty()) {
-    // A zero-length message and the end of the stream both read as 0 bytes;
-    // only a peer that has shut down means the end.
+    // A zero-length message and the end of the stream both read as 0 bytes.
+    // A peer that has not shut down sent an empty message. One that has may
+    // have sent an empty message and more before closing: a message still
+    // queued (SIOCINQ is the next message's length) means this was not the end.
+    // Only an empty message with nothing but empty ones after it reads as the end.
     pollfd pfd{fd, POLLRDHUP, 0};
     int rc;
     do {
       rc = poll(&pfd, 1, 0);
     } while (rc < 0 && errno == EINTR);
-    out->eof = rc < 0 || (pfd.revents & (POLLRDHUP | POLLHUP)) != 0;
+    bool shut = rc < 0 || (pfd.revents & (POLLRDHUP | POLLHUP)) != 0;
+    int queued = 0;
+    if (shut && ioctl(fd, SIOCINQ, &queued) == 0 && queued > 0) shut = false;
+    out->eof = shut;
   }
   out->size = size;
   out->fds = std::move(fds);

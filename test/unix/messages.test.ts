@@ -1,5 +1,6 @@
 // Round trips over a real SOCK_SEQPACKET pair: messages with 0, 1 and several fds, boundaries, ordering of
 // concurrent calls, and how the end of a connection shows.
+import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
@@ -191,5 +192,33 @@ describe('SeqpacketSocket messages (any user)', () => {
     await client.send(bytes('queued'));
     using conn = await server.accept();
     expect((await conn.receive())!.data.toString()).toBe('queued');
+  });
+});
+
+describe('the end of the stream', () => {
+  it('reads an empty message as an empty message, data after it as data, and null only at the real end', async () => {
+    const path = nextPath();
+    using server = SeqpacketServer.listen({ path });
+    const accepted = server.accept({ timeoutMs: 20_000 });
+    // Another implementation sends what podnet's own send() refuses: an empty message, then data, then closes,
+    // all before podnet reads anything.
+    const peer = spawnSync('python3', ['-c', [
+      'import socket, sys',
+      's = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)',
+      's.connect(sys.argv[1])',
+      "s.send(b'')",
+      "s.send(b'after')",
+      "s.send(b'')",
+      's.close()',
+    ].join('\n'), path], { encoding: 'utf8', timeout: 20_000 });
+    expect(peer.status, peer.stderr).toBe(0);
+    using socket = await accepted;
+    const first = await socket.receive({ timeoutMs: 20_000 });
+    expect(first).not.toBeNull();
+    expect(first!.data.byteLength).toBe(0);
+    expect(Buffer.from((await socket.receive({ timeoutMs: 20_000 }))!.data).toString()).toBe('after');
+    // An empty message with nothing after it but the close cannot be told from the end: it reads as the end.
+    expect(await socket.receive({ timeoutMs: 20_000 })).toBeNull();
+    expect(await socket.receive({ timeoutMs: 20_000 })).toBeNull();
   });
 });
