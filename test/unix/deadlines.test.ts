@@ -1,5 +1,5 @@
 // Deadlines of accept, receive and send, and close() while they wait. Bounds are on how late a deadline fires
-// (10x its length), never on how fast anything is.
+// (at most 10 s after it, a margin no loaded machine reaches), never on how fast anything is.
 import { closeSync, openSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +25,7 @@ function expectTimedOut(result: { err: unknown; ms: number }, syscall: string, p
   expect((result.err as Error).message).toContain(`${DEADLINE} ms`);
   // not before the deadline (1 ms for clock granularity), and not far after it
   expect(result.ms).toBeGreaterThanOrEqual(DEADLINE - 1);
-  expect(result.ms).toBeLessThan(DEADLINE * 10);
+  expect(result.ms).toBeLessThan(DEADLINE + 10_000);
 }
 
 describe('deadlines (any user)', () => {
