@@ -15,6 +15,11 @@ export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'STATUS' | 'GC' | 'VERSION';
 
 const COMMANDS: readonly string[] = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'];
 
+/** isCniCommand tells whether value is a CNI_COMMAND podnet knows. */
+export function isCniCommand(value: string): value is CniCommand {
+  return COMMANDS.includes(value);
+}
+
 /** The earliest config cniVersion that has each command (older ones answer code 1, as the spec's skel does). */
 const SINCE: Partial<Record<CniCommand, CniVersion>> = { CHECK: '0.4.0', STATUS: '1.1.0', GC: '1.1.0' };
 
@@ -168,13 +173,22 @@ function parse(input: RequestInput, seen: { cniVersion: string }): ParsedRequest
   const env = new Map<string, string>();
   for (const [name, value] of input.env) if (!env.has(name)) env.set(name, value);
 
+  // The config's version is echoed in every error, those about CNI_COMMAND included.
+  let raw: Record<string, unknown> | undefined;
+  let configProblem: unknown;
+  try {
+    raw = parseConfig(input.stdin);
+    if (typeof raw.cniVersion === 'string' && raw.cniVersion !== '') seen.cniVersion = raw.cniVersion;
+  } catch (err) {
+    configProblem = err;
+  }
+
   const command = env.get('CNI_COMMAND');
   if (command === undefined || command === '') throw envError('CNI_COMMAND', 'is not set');
-  if (!COMMANDS.includes(command)) throw envError('CNI_COMMAND', `'${command}' is not one of ${COMMANDS.join(', ')}`);
+  if (!isCniCommand(command)) throw envError('CNI_COMMAND', `'${command}' is not one of ${COMMANDS.join(', ')}`);
   const cmd = command as CniCommand;
 
-  const raw = parseConfig(input.stdin);
-  if (typeof raw.cniVersion === 'string') seen.cniVersion = raw.cniVersion;
+  if (raw === undefined) throw configProblem;
   if (typeof raw.cniVersion !== 'string' || raw.cniVersion === '') throw configError("'cniVersion' is missing", 'cniVersion');
   if (typeof raw.name !== 'string' || raw.name === '') throw configError("'name' is missing", 'name');
   const cniVersion = raw.cniVersion;

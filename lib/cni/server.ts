@@ -14,7 +14,7 @@ import type { PeerCredentials, SeqpacketSocket } from '../unix/socket.js';
 import { checkArray, checkInteger, checkOptions, invalidType } from '../validate.js';
 import { errorAnswer, handlerError, successAnswer } from './answer.js';
 import { CNI_ERROR_CODES, CniError } from './errors.js';
-import { type ParsedRequest, parseRequest } from './request.js';
+import { isCniCommand, type ParsedRequest, parseRequest } from './request.js';
 import { CNI_VERSIONS, convertResult } from './result.js';
 import { decodeRequestHeader, encodeAnswer, type WireAnswer, WIRE_LIMITS } from './wire.js';
 
@@ -283,7 +283,12 @@ export class CniServer implements AsyncDisposable {
       return refuse(new CniError(CNI_ERROR_CODES.peerNotAllowed, `peer uid ${peer.uid} is not allowed to use '${this.path}'`, 'SO_PEERCRED'), NEWEST);
     }
     const parsed = parseRequest(wire);
-    if (!parsed.ok) return refuse(parsed.error, parsed.cniVersion);
+    if (!parsed.ok) {
+      // Only a known command labels the message: a peer's arbitrary text never becomes a metric label.
+      const command = wire.env.find(([name]) => name === 'CNI_COMMAND')?.[1];
+      if (command !== undefined && isCniCommand(command)) served.command = command;
+      return refuse(parsed.error, parsed.cniVersion);
+    }
     const parsedRequest = parsed.request;
     const { command, config } = parsedRequest;
     served.command = command;
