@@ -10,6 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
+import type { BigIntStats } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 
@@ -40,6 +41,7 @@ const TEMP_PREFIX = `.${PODNET_PLUGIN_TYPE}.`;
 const TEMP_SUFFIX = '.tmp';
 const BINARY_MODE = 0o755;
 const DEFAULT_DEBOUNCE_MS = 100;
+const STALE_RETRIES = 5;
 // sun_path holds 108 bytes with the terminating NUL.
 const MAX_SOCKET_PATH_BYTES = 107;
 const MAX_PATH_BYTES = 4095;
@@ -118,8 +120,16 @@ async function syncDir(dir: string): Promise<void> {
 /**
  * writeAtomic puts data under dir/name with mode: written to a temp file in dir (libuv opens it O_CLOEXEC), synced,
  * renamed over the name, and the dir synced. On any failure the temp file is removed and the name keeps what it had.
+ * stillCurrent, when given, is asked just before the rename whether what the data was made from is unchanged; when
+ * it is not, nothing is renamed and writeAtomic answers false.
  */
-async function writeAtomic(dir: string, name: string, data: Uint8Array, mode: number): Promise<void> {
+async function writeAtomic(
+  dir: string,
+  name: string,
+  data: Uint8Array,
+  mode: number,
+  stillCurrent?: () => Promise<boolean>,
+): Promise<boolean> {
   const temp = join(dir, tempName());
   const handle = await open(temp, 'wx', mode);
   try {
@@ -130,12 +140,48 @@ async function writeAtomic(dir: string, name: string, data: Uint8Array, mode: nu
     } finally {
       await handle.close();
     }
+    if (stillCurrent !== undefined && !(await stillCurrent())) {
+      await rm(temp, { force: true });
+      return false;
+    }
     await rename(temp, join(dir, name));
   } catch (err) {
     await rm(temp, { force: true });
     throw err;
   }
   await syncDir(dir);
+  return true;
+}
+
+/** fileIdentity names one version of a file: a rename over it or a write into it gives another. */
+function fileIdentity(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/** readVersion reads a file with the identity of the version read (both from one open fd), or undefined if absent. */
+async function readVersion(path: string): Promise<{ data: Buffer; id: string; mode: number } | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const st = await handle.stat({ bigint: true });
+    const data = await handle.readFile();
+    return { data, id: fileIdentity(st), mode: Number(st.mode & 0o7777n) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** unchangedSince builds a stillCurrent check: path is still the version id names. */
+function unchangedSince(path: string, id: string): () => Promise<boolean> {
+  return async () => {
+    const st = await stat(path, { bigint: true }).catch(() => undefined);
+    return st !== undefined && fileIdentity(st) === id;
+  };
 }
 
 async function readIfExists(path: string): Promise<Buffer | undefined> {
@@ -213,22 +259,22 @@ async function installBinary(source: string, binDir: string): Promise<string> {
 type Plan =
   | { kind: 'none' }
   | { kind: 'unchanged'; file: string }
-  | { kind: 'edit'; file: string; name: string; text: string; mode: number }
-  | { kind: 'convert'; file: string; from: string; to: string; original: Buffer; text: string; mode: number };
+  | { kind: 'edit'; file: string; name: string; text: string; mode: number; id: string }
+  | { kind: 'convert'; file: string; from: string; to: string; original: Buffer; text: string; mode: number; id: string };
 
 /** planChain reads the primary config of confDir and works out what chaining entry into it takes; it writes nothing. */
 async function planChain(confDir: string, entry: PodnetConfEntry, state: InstallState): Promise<Plan> {
   const name = primaryConfigName(await configNames(confDir));
   if (name === undefined) return { kind: 'none' };
   const path = join(confDir, name);
-  const data = await readIfExists(path);
+  const version = await readVersion(path);
   // The primary CNI removed it between the listing and the read: the change that follows triggers another pass.
-  if (data === undefined) return { kind: 'none' };
-  const mode = (await stat(path)).mode & 0o7777;
+  if (version === undefined) return { kind: 'none' };
+  const { data, id, mode } = version;
   const text = decodeConfig(data, path);
   if (configFileKind(name) === 'conflist') {
     const edit = chainPodnet(text, entry, path);
-    return edit.changed ? { kind: 'edit', file: path, name, text: edit.text, mode } : { kind: 'unchanged', file: path };
+    return edit.changed ? { kind: 'edit', file: path, name, text: edit.text, mode, id } : { kind: 'unchanged', file: path };
   }
   const to = conflistNameFor(name);
   const converted = conflistFromConf(text, entry, path);
@@ -240,21 +286,29 @@ async function planChain(confDir: string, entry: PodnetConfEntry, state: Install
       { file: path },
     );
   }
-  return { kind: 'convert', file: join(confDir, to), from: name, to, original: data, text: converted, mode };
+  return { kind: 'convert', file: join(confDir, to), from: name, to, original: data, text: converted, mode, id };
 }
 
-/** applyPlan writes what planChain worked out; it returns the conflist it wrote, if any. */
-async function applyPlan(confDir: string, plan: Plan, state: InstallState): Promise<string | undefined> {
+/**
+ * applyPlan writes what planChain worked out; it returns the conflist it wrote, undefined when there was nothing to
+ * write, or 'stale' when the primary CNI changed the file since it was read (nothing written: plan again). The check
+ * and the rename are two steps, so a rewrite landing between them can still be replaced; the window is the rename's.
+ */
+async function applyPlan(confDir: string, plan: Plan, state: InstallState): Promise<string | 'stale' | undefined> {
   if (plan.kind === 'edit') {
-    await writeAtomic(confDir, plan.name, Buffer.from(plan.text), plan.mode);
-    return plan.file;
+    const path = join(confDir, plan.name);
+    const wrote = await writeAtomic(confDir, plan.name, Buffer.from(plan.text), plan.mode, unchangedSince(path, plan.id));
+    return wrote ? plan.file : 'stale';
   }
   if (plan.kind === 'convert') {
+    const source = join(confDir, plan.from);
+    if (!(await unchangedSince(source, plan.id)())) return 'stale';
     // The record comes first: a conflist podnet made is never on disk without it.
     state.converted = { from: plan.from, to: plan.to, original: plan.original.toString('base64') };
     await writeState(confDir, state);
-    await writeAtomic(confDir, plan.to, Buffer.from(plan.text), plan.mode);
-    await unlink(join(confDir, plan.from)).catch((err: NodeJS.ErrnoException) => {
+    const wrote = await writeAtomic(confDir, plan.to, Buffer.from(plan.text), plan.mode, unchangedSince(source, plan.id));
+    if (!wrote) return 'stale';
+    await unlink(source).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
     await syncDir(confDir);
@@ -327,15 +381,23 @@ export class CniPluginInstallation extends EventEmitter<CniPluginInstallationEve
     this.#watcher = watcher;
   }
 
-  /** @internal chainOnce plans and applies one pass; install's first pass throws, the watcher's are reported. */
-  async chainOnce(plan?: Plan): Promise<void> {
-    const planned = plan ?? (await planChain(this.confDir, this.entry, this.#state));
-    if (planned.kind !== 'none') this.#file = planned.file;
-    const wrote = await applyPlan(this.confDir, planned, this.#state);
-    if (wrote !== undefined) {
-      this.#writes++;
-      this.#emitSafely('chained', wrote);
+  /**
+   * @internal chainOnce plans and applies one pass (planning again while the primary CNI keeps changing the file
+   * under it); install's first pass throws, the watcher's are reported.
+   */
+  async chainOnce(): Promise<void> {
+    for (let attempt = 0; attempt < STALE_RETRIES; attempt++) {
+      const plan = await planChain(this.confDir, this.entry, this.#state);
+      if (plan.kind !== 'none') this.#file = plan.file;
+      const wrote = await applyPlan(this.confDir, plan, this.#state);
+      if (wrote === 'stale') continue;
+      if (wrote !== undefined) {
+        this.#writes++;
+        this.#emitSafely('chained', wrote);
+      }
+      return;
     }
+    // Still changing: the change events that follow start another pass.
   }
 
   #schedule(): void {
@@ -451,13 +513,13 @@ export async function installCniPlugin(options: InstallCniPluginOptions): Promis
   installation.startWatching();
   try {
     // The config is judged before the binary is copied: a config podnet refuses leaves the node as it was.
-    const plan = await planChain(confDir, entry, state);
+    await planChain(confDir, entry, state);
     const digest = await installBinary(source, binDir);
     if (state.binarySha256 !== digest) {
       state.binarySha256 = digest;
       await writeState(confDir, state);
     }
-    await installation.chainOnce(plan);
+    await installation.chainOnce();
   } catch (err) {
     await installation.close();
     throw err;
