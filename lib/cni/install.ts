@@ -504,7 +504,6 @@ export async function installCniPlugin(options: InstallCniPluginOptions): Promis
   const logger = toLogger(checkLogger(opts.logger));
 
   const source = pluginPath ?? cniPluginPath();
-  await mkdir(binDir, { recursive: true, mode: 0o755 });
   await mkdir(confDir, { recursive: true, mode: 0o755 });
   const entry: PodnetConfEntry = { type: PODNET_PLUGIN_TYPE, socketPath, timeoutMs };
   const state = await readState(confDir);
@@ -514,6 +513,7 @@ export async function installCniPlugin(options: InstallCniPluginOptions): Promis
   try {
     // The config is judged before the binary is copied: a config podnet refuses leaves the node as it was.
     await planChain(confDir, entry, state);
+    await mkdir(binDir, { recursive: true, mode: 0o755 });
     const digest = await installBinary(source, binDir);
     if (state.binarySha256 !== digest) {
       state.binarySha256 = digest;

@@ -91,6 +91,16 @@ describe('CniPluginInstallation watcher', () => {
     expect(handle.configWrites).toBe(2);
   });
 
+  it('answers a burst of rewrites with one write after the burst', async () => {
+    writeFileSync(join(confDir, '10-flannel.conflist'), conflist('cbr0', ['flannel']));
+    const handle = await install({ debounceMs: 200 });
+    for (let i = 0; i < 20; i++) writeFileSync(join(confDir, '10-flannel.conflist'), conflist(`cbr${i}`, ['flannel']));
+    await waitFor('the entry chained again', () => chained('10-flannel.conflist'));
+    expect((JSON.parse(readFileSync(join(confDir, '10-flannel.conflist'), 'utf8')) as { name: string }).name).toBe('cbr19');
+    await sleep(QUIET_MS);
+    expect(handle.configWrites).toBe(2);
+  });
+
   it('chains again after the primary renames a new file over its own', async () => {
     writeFileSync(join(confDir, '10-calico.conflist'), conflist('k8s-pod-network', ['calico']));
     const handle = await install();

@@ -186,7 +186,7 @@ describe('installCniPlugin: the primary config', () => {
     expect((err as CniInstallError).code).toBe(code);
     expect((err as CniInstallError).file).toBe(join(confDir, file));
     expect(snapshot(confDir)).toEqual(conf);
-    expect(existsSync(join(binDir, 'podnet-cni'))).toBe(false);
+    expect(existsSync(binDir)).toBe(false);
   });
 
   it('refuses to turn a .conf into a .conflist name another file holds', async () => {
