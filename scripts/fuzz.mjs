@@ -3,7 +3,8 @@
 // targets in native/fuzz with clang (ASan + UBSan, no N-API), replays every
 // regression input under test/fixtures/fuzz/<target>/regressions/, fuzzes
 // each target for N seconds (default 60; 0 replays only) from seeds made from
-// test/fixtures/ipset, test/fixtures/rtnetlink and test/fixtures/nftables and the corpus kept in build-fuzz/corpus/, and prints
+// test/fixtures/ipset, test/fixtures/rtnetlink and test/fixtures/nftables (and, for the podnet-cni target, configs
+// and answers written out in scripts/fuzz-cni-seeds.mjs) and the corpus kept in build-fuzz/corpus/, and prints
 // iterations, time and coverage per target. Exits 1 on any crash, leak,
 // sanitizer report or failed check; the input that caused it is left in
 // build-fuzz/artifacts/<target>/ for a regression. No network access.
@@ -13,6 +14,7 @@ import { basename, delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { writeCniSeeds } from './fuzz-cni-seeds.mjs';
 import { writeNftablesSeeds, writeRtnetlinkSeeds, writeSeeds } from './fuzz-seeds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -31,6 +33,11 @@ const TARGETS = {
   nftables: {
     source: 'native/fuzz/nftables_fuzz.cc',
     library: ['native/util/sys_error.cc', 'native/netlink/attr.cc', 'native/netlink/engine.cc', 'native/nftables/codec.cc', 'native/nftables/element_records.cc', 'native/nftables/expr.cc', 'native/nftables/session.cc'],
+  },
+  // podnet-cni's parsers and printers (no main, no sockets: exchange.cc and main.cc stay out).
+  cni: {
+    source: 'native/fuzz/cni_fuzz.cc',
+    library: ['native/cni/utf8.cc', 'native/cni/config_scan.cc', 'native/cni/plugin_config.cc', 'native/cni/cni_output.cc', 'native/cni/wire.cc'],
   },
 };
 
@@ -180,6 +187,7 @@ const seedCounts = {
   ...writeSeeds(join(root, 'test/fixtures/ipset'), join(out, 'seeds')),
   rtnetlink: writeRtnetlinkSeeds(join(root, 'test/fixtures/rtnetlink'), join(out, 'seeds')),
   nftables: writeNftablesSeeds(join(root, 'test/fixtures/nftables'), join(out, 'seeds')),
+  cni: writeCniSeeds(join(out, 'seeds')),
 };
 
 const results = [];
