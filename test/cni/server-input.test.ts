@@ -1,8 +1,9 @@
 // Every bad input the CNI spec names, answered with its code before any handler runs; requests that break the wire
 // protocol closed without an answer; peers that are not allowed refused.
 import { execFile } from 'node:child_process';
-import { chmodSync, closeSync, openSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { describe, expect, it } from 'vitest';
@@ -138,6 +139,16 @@ describe('CniServer refuses bad input before any handler runs', () => {
     } finally {
       if (fileFd !== undefined) closeSync(fileFd);
     }
+  });
+
+  it('docs/cni-server.md lists every case with its answer', () => {
+    const doc = fileURLToPath(new URL('../../docs/cni-server.md', import.meta.url));
+    const rows = CASES.map((c) => `| ${c.name.replace(/\|/g, '\\|')} | ${c.code} | \`${c.details}\` |`);
+    const section = ['<!-- cni-bad-input:begin -->', '| input | code | details |', '| --- | --- | --- |', ...rows, '<!-- cni-bad-input:end -->'].join('\n');
+    const text = readFileSync(doc, 'utf8');
+    const rendered = text.replace(/<!-- cni-bad-input:begin -->[\s\S]*<!-- cni-bad-input:end -->/, section);
+    if (process.env.PODNET_UPDATE_DOCS === '1') writeFileSync(doc, rendered);
+    expect(readFileSync(doc, 'utf8'), 'run PODNET_UPDATE_DOCS=1 npx vitest run test/cni/server-input.test.ts').toBe(rendered);
   });
 
   it('names the errno of a CNI_NETNS the plugin could not open', async () => {
