@@ -69,7 +69,7 @@ export interface FoundPodNetns {
   readonly uid: string;
   /** An open handle on the pod's namespace, owned by the scan until take()n. */
   readonly netns: Netns;
-  /** The pod's oldest process, through whose `ns/net` the handle was opened. */
+  /** The pod's oldest process in the namespace (outside the host's netns, the pod's oldest of all). */
   readonly pid: number;
   /** The pod's IP an interface of the namespace holds. */
   readonly ip: string;
@@ -183,22 +183,27 @@ interface CheckedOptions {
 function checkPod(item: unknown, name: string): { uid: string; ips: Set<string> } {
   const pod = checkOptions<PodToFind>(name, item);
   if (item === undefined) throw invalidType(name, 'an object { uid, ips }', item);
-  const uid = checkString(`${name}.uid`, pod.uid, 64).toLowerCase();
-  if (!UID_RE.test(uid)) throw invalidValue(`${name}.uid`, 'a pod UID (a UUID, or 32 hex digits)', pod.uid);
-  const ips = checkArray(`${name}.ips`, pod.ips, 'an array of IP addresses', (ip, ipName) => {
+  // Each field is read once: a getter that answers differently the second time cannot slip past the check.
+  const rawUid = pod.uid;
+  const rawIps = pod.ips;
+  const uid = checkString(`${name}.uid`, rawUid, 64).toLowerCase();
+  if (!UID_RE.test(uid)) throw invalidValue(`${name}.uid`, 'a pod UID (a UUID, or 32 hex digits)', rawUid);
+  const ips = checkArray(`${name}.ips`, rawIps, 'an array of IP addresses', (ip, ipName) => {
     const text = checkString(ipName, ip, 64);
     const canonical = canonicalIp(text);
     if (canonical === undefined) throw invalidValue(ipName, 'an IPv4 or IPv6 address', ip);
     return canonical;
   }, MAX_IPS);
-  if (ips.length === 0) throw invalidValue(`${name}.ips`, 'at least one IP address (the pod is paired by its IPs)', pod.ips);
+  if (ips.length === 0) throw invalidValue(`${name}.ips`, 'at least one IP address (the pod is paired by its IPs)', rawIps);
   return { uid, ips: new Set(ips) };
 }
 
 function checkFindOptions(options: unknown): CheckedOptions {
   if (options === undefined) throw invalidType('options', 'an object { pods, procRoot?, hostNetns?, timeoutMs? }', options);
   const opts = checkOptions<FindPodNetnsOptions>('options', options);
-  const procRoot = opts.procRoot === undefined ? '/proc' : checkString('options.procRoot', opts.procRoot, 4096);
+  const rawProcRoot = opts.procRoot;
+  const rawTimeout = opts.timeoutMs;
+  const procRoot = rawProcRoot === undefined ? '/proc' : checkString('options.procRoot', rawProcRoot, 4096);
   if (!procRoot.startsWith('/')) throw invalidValue('options.procRoot', 'an absolute path of a procfs (e.g. /proc or /host/proc)', procRoot);
   const list = checkArray('options.pods', opts.pods, 'an array of { uid, ips }', checkPod, MAX_PODS);
   const pods = new Map<string, Set<string>>();
@@ -215,7 +220,7 @@ function checkFindOptions(options: unknown): CheckedOptions {
   } else if (host !== undefined) {
     throw invalidType('options.hostNetns', 'a Netns or a path', host);
   }
-  const timeoutMs = opts.timeoutMs === undefined ? 5000 : checkInteger('options.timeoutMs', opts.timeoutMs, 1, 3_600_000);
+  const timeoutMs = rawTimeout === undefined ? 5000 : checkInteger('options.timeoutMs', rawTimeout, 1, 3_600_000);
   return { procRoot, pods, hostNetns: host, timeoutMs };
 }
 
@@ -253,7 +258,6 @@ interface Sighting {
 /** What one namespace's check found: an open handle and its addresses, or why not. */
 interface Checked {
   netns: Netns | undefined;
-  pid: number;
   addresses: Set<string> | undefined;
   error: Error | undefined;
 }
@@ -352,13 +356,13 @@ async function checkNetns(procRoot: string, sighting: Sighting, timeoutMs: numbe
         const ip = canonicalIp(a.address);
         if (ip !== undefined) addresses.add(ip);
       }
-      return { netns, pid, addresses, error: undefined };
+      return { netns, addresses, error: undefined };
     } catch (err) {
       netns.close();
-      return { netns: undefined, pid, addresses: undefined, error: err as Error };
+      return { netns: undefined, addresses: undefined, error: err as Error };
     }
   }
-  return { netns: undefined, pid: sighting.pids[0]!.pid, addresses: undefined, error: lastError };
+  return { netns: undefined, addresses: undefined, error: lastError };
 }
 
 /** Runs check over items, at most `limit` at a time, in order of the results' keys. */
@@ -435,7 +439,7 @@ function decide(uid: string, candidates: PodNetnsCandidate[], inHost: number): D
  * the host's netns (PID 1's, or `options.hostNetns`) never count. Only the pods' own namespaces are opened, each once,
  * and every handle not returned is closed, on every path.
  *
- * Throws InvalidArgumentError for bad options (procRoot not absolute, pods not an array of `{ uid, ips }` with a UID
+ * Rejects with InvalidArgumentError for bad options (procRoot not absolute, pods not an array of `{ uid, ips }` with a UID
  * and 1-16 IP addresses each, a UID given twice) before reading anything. Rejects with a PodnetSystemError (`code`,
  * `syscall`, `path`) when procRoot cannot be listed or the host's namespace cannot be stat'ed (then nothing could
  * tell a pod's netns from the host's). Processes that end mid-scan or cannot be read are counted in `stats`, not
@@ -484,7 +488,7 @@ export async function findPodNetns(options: FindPodNetnsOptions): Promise<PodNet
       const check = checked.get(candidate.netnsId)!;
       const ordered = [candidate, ...candidates.filter((c) => c !== candidate)];
       // Each namespace is paired with one pod at most, so its handle goes to that pod alone.
-      found.set(uid, { uid, netns: check.netns!, pid: check.pid, ip: candidate.matchedIp!, candidates: ordered });
+      found.set(uid, { uid, netns: check.netns!, pid: candidate.pid, ip: candidate.matchedIp!, candidates: ordered });
       check.netns = undefined;
     }
   } catch (err) {

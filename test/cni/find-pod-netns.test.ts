@@ -73,6 +73,33 @@ describe('findPodNetns refuses bad options before reading anything', () => {
     });
   }
 
+  it('reads each option once: a getter cannot answer one value to the check and another to the scan', async () => {
+    const reads = { procRoot: 0, uid: 0, ips: 0 };
+    const options = {
+      get procRoot() {
+        reads.procRoot++;
+        return reads.procRoot === 1 ? procRoot : 'relative';
+      },
+      pods: [
+        {
+          get uid() {
+            reads.uid++;
+            return reads.uid === 1 ? A : 'not-a-uid';
+          },
+          get ips() {
+            reads.ips++;
+            return reads.ips === 1 ? ['10.0.0.1'] : [];
+          },
+        },
+      ],
+    };
+    const err = await findPodNetns(options as unknown as FindPodNetnsOptions).catch((e: unknown) => e);
+    // Past the checks, the scan reads the procfs it was given and finds no host netns there.
+    expect(err).toBeInstanceOf(PodnetSystemError);
+    expect((err as PodnetSystemError).path).toBe(`${procRoot}/1/ns/net`);
+    expect(reads).toEqual({ procRoot: 1, uid: 1, ips: 1 });
+  });
+
   it('accepts an empty pod list and a static pod UID (validation only: the procfs is then missing)', async () => {
     for (const pods of [[], [{ uid: STATIC, ips: ['fd00::1'] }]]) {
       const err = await findPodNetns({ procRoot, pods }).catch((e: unknown) => e);
