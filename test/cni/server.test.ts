@@ -1,11 +1,14 @@
 // CniServer driven as podnet-cni drives it (invokeAgent): every command, what handlers see, the answers, the
 // prevResult conversion table, handler errors and their codes, diagnostics and close().
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { AgentError } from '../../lib/agent/errors.js';
-import { CniError, type CniRequest, CNI_VERSIONS } from '../../lib/cni/index.js';
+import { CniError, type CniRequest, CniServer, type CniServerOptions, CNI_VERSIONS } from '../../lib/cni/index.js';
 import { type CniRequestMessage, DIAGNOSTICS_CHANNELS } from '../../lib/diagnostics.js';
 import { InvalidArgumentError } from '../../lib/errors.js';
 import { Netns } from '../../lib/netns.js';
@@ -263,5 +266,41 @@ describe('close', () => {
     expect(events).toEqual(['handler started', 'handler done', 'closed']);
     expect(t.server.closed).toBe(true);
     expect(t.server.connections).toBe(0);
+  });
+});
+
+describe('CniServer.listen options', () => {
+  const cases: [string, Record<string, unknown>, string, string][] = [
+    ['options not an object', { __whole: 42 }, 'ERR_INVALID_ARG_TYPE', 'options'],
+    ['a handler that is not a function', { add: 'yes' }, 'ERR_INVALID_ARG_TYPE', 'options.add'],
+    ['a uid of -1', { allowedUids: [-1] }, 'ERR_INVALID_ARG_VALUE', 'options.allowedUids[0]'],
+    ['a hole in allowedUids', { allowedUids: [1000, , 1001] }, 'ERR_INVALID_ARG_VALUE', 'options.allowedUids[1]'],
+    ['allowedUids not an array', { allowedUids: 1000 }, 'ERR_INVALID_ARG_TYPE', 'options.allowedUids'],
+    ['requestTimeoutMs 0', { requestTimeoutMs: 0 }, 'ERR_INVALID_ARG_VALUE', 'options.requestTimeoutMs'],
+    ['maxConnections 1.5', { maxConnections: 1.5 }, 'ERR_INVALID_ARG_VALUE', 'options.maxConnections'],
+    ['mode 0o1000', { mode: 0o1000 }, 'ERR_INVALID_ARG_VALUE', 'options.mode'],
+    ['a logger that is a string', { logger: 'console' }, 'ERR_INVALID_ARG_TYPE', 'options.logger'],
+  ];
+  it.each(cases)('refuses %s with InvalidArgumentError and makes no socket file', async (_, fields, code, argument) => {
+    const dir = mkdtempSync(join(tmpdir(), 'podnet-cni-opt-'));
+    try {
+      const path = join(dir, 'cni.sock');
+      const options = '__whole' in fields ? fields.__whole : { path, ...fields };
+      const err = await CniServer.listen(options as CniServerOptions).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(InvalidArgumentError);
+      expect(err).toMatchObject({ code, argument });
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('makes the socket file with mode 0600 by default', async () => {
+    await using t = await TempServer.start({});
+    expect(statSync(t.path).mode & 0o777).toBe(0o600);
+    expect(t.server.toString()).toBe(`CniServer(${t.path})`);
   });
 });
