@@ -7,11 +7,9 @@
  * did that uninstall must undo without guessing (a `.conf` it turned into a `.conflist`, the binary it copied) is
  * kept in a state file in the config dir, also under a name no runtime reads.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
-import type { BigIntStats } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 
 import { toLogger, type Logger } from '../logger.js';
@@ -22,13 +20,27 @@ import {
   conflistFromConf,
   conflistNameFor,
   conflistRevertsToConf,
-  compareConfigNames,
   PODNET_PLUGIN_TYPE,
   primaryConfigName,
   unchainPodnet,
   type PodnetConfEntry,
 } from './conflist.js';
 import { CniInstallError } from './install-errors.js';
+import {
+  configNames,
+  decodeConfig,
+  isOwnFile,
+  readIfExists,
+  readState,
+  readVersion,
+  sha256,
+  STATE_FILE,
+  syncDir,
+  unchangedSince,
+  writeAtomic,
+  writeState,
+  type InstallState,
+} from './install-files.js';
 import { cniPluginPath } from './plugin-path.js';
 
 /** DEFAULT_CNI_SOCKET_PATH is the agent socket podnet-cni uses when its entry names none. */
@@ -36,9 +48,6 @@ export const DEFAULT_CNI_SOCKET_PATH = '/var/run/podnet/cni.sock';
 /** DEFAULT_CNI_TIMEOUT_MS is podnet-cni's deadline when its entry sets none. */
 export const DEFAULT_CNI_TIMEOUT_MS = 10_000;
 
-const STATE_FILE = `.${PODNET_PLUGIN_TYPE}.install-state`;
-const TEMP_PREFIX = `.${PODNET_PLUGIN_TYPE}.`;
-const TEMP_SUFFIX = '.tmp';
 const BINARY_MODE = 0o755;
 const DEFAULT_DEBOUNCE_MS = 100;
 const STALE_RETRIES = 5;
@@ -93,150 +102,6 @@ export interface CniPluginInstallationEvents {
   error: [Error];
 }
 
-interface InstallState {
-  binarySha256?: string;
-  converted?: { from: string; to: string; original: string };
-}
-
-// ---- files --------------------------------------------------------------------------------------------------------
-
-function tempName(): string {
-  return `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`;
-}
-
-function isOwnFile(name: string): boolean {
-  return name === STATE_FILE || (name.startsWith(TEMP_PREFIX) && name.endsWith(TEMP_SUFFIX));
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * writeAtomic puts data under dir/name with mode: written to a temp file in dir (libuv opens it O_CLOEXEC), synced,
- * renamed over the name, and the dir synced. On any failure the temp file is removed and the name keeps what it had.
- * stillCurrent, when given, is asked just before the rename whether what the data was made from is unchanged; when
- * it is not, nothing is renamed and writeAtomic answers false.
- */
-async function writeAtomic(
-  dir: string,
-  name: string,
-  data: Uint8Array,
-  mode: number,
-  stillCurrent?: () => Promise<boolean>,
-): Promise<boolean> {
-  const temp = join(dir, tempName());
-  const handle = await open(temp, 'wx', mode);
-  try {
-    try {
-      await handle.writeFile(data);
-      await handle.chmod(mode);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    if (stillCurrent !== undefined && !(await stillCurrent())) {
-      await rm(temp, { force: true });
-      return false;
-    }
-    await rename(temp, join(dir, name));
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
-  await syncDir(dir);
-  return true;
-}
-
-/** fileIdentity names one version of a file: a rename over it or a write into it gives another. */
-function fileIdentity(st: BigIntStats): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-}
-
-/** readVersion reads a file with the identity of the version read (both from one open fd), or undefined if absent. */
-async function readVersion(path: string): Promise<{ data: Buffer; id: string; mode: number } | undefined> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const st = await handle.stat({ bigint: true });
-    const data = await handle.readFile();
-    return { data, id: fileIdentity(st), mode: Number(st.mode & 0o7777n) };
-  } finally {
-    await handle.close();
-  }
-}
-
-/** unchangedSince builds a stillCurrent check: path is still the version id names. */
-function unchangedSince(path: string, id: string): () => Promise<boolean> {
-  return async () => {
-    const st = await stat(path, { bigint: true }).catch(() => undefined);
-    return st !== undefined && fileIdentity(st) === id;
-  };
-}
-
-async function readIfExists(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-function sha256(data: Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function decodeConfig(data: Buffer, file: string): string {
-  try {
-    return utf8.decode(data);
-  } catch (err) {
-    throw new CniInstallError(`network config '${file}' is not UTF-8`, 'ERR_CNI_CONFIG_PARSE', { file }, { cause: err });
-  }
-}
-
-/** configNames lists the files of dir a runtime may read as configs (directories are skipped, as libcni does). */
-async function configNames(dir: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  return entries
-    .filter((e) => !e.isDirectory() && configFileKind(e.name) !== undefined)
-    .map((e) => e.name)
-    .sort(compareConfigNames);
-}
-
-async function readState(confDir: string): Promise<InstallState> {
-  const data = await readIfExists(join(confDir, STATE_FILE));
-  if (data === undefined) return {};
-  try {
-    const value: unknown = JSON.parse(data.toString('utf8'));
-    return typeof value === 'object' && value !== null ? (value as InstallState) : {};
-  } catch {
-    // A state file that does not parse records nothing podnet can rely on: act as if there were none.
-    return {};
-  }
-}
-
-async function writeState(confDir: string, state: InstallState): Promise<void> {
-  await writeAtomic(confDir, STATE_FILE, Buffer.from(`${JSON.stringify(state)}\n`), 0o600);
-}
 
 // ---- the binary ---------------------------------------------------------------------------------------------------
 
