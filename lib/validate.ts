@@ -38,9 +38,14 @@ export function invalidType(name: string, expected: string, received: unknown): 
   );
 }
 
-/** checkString throws unless value is a string (no NUL) of minLength..maxLength UTF-8 bytes. */
+/**
+ * checkString throws unless value is a string (no NUL, no lone surrogate) of minLength..maxLength UTF-8 bytes. A lone
+ * surrogate has no UTF-8 form: it would reach the kernel or a peer as U+FFFD, another string than the one given, which
+ * then never reads back equal (a reconcile that never settles).
+ */
 export function checkString(name: string, value: unknown, maxBytes = Infinity, minLength = 1): string {
   if (typeof value !== 'string') throw invalidType(name, 'a string', value);
+  if (!value.isWellFormed()) throw invalidValue(name, 'a string without lone surrogates', value);
   // A UTF-16 unit is at most 3 UTF-8 bytes: short strings need no byte count (a call into C++ on hot paths).
   const bytes = value.length * 3 <= maxBytes ? value.length : Buffer.byteLength(value);
   if (value.length < minLength || bytes > maxBytes || value.includes('\0')) {

@@ -147,6 +147,8 @@ export function checkEntry(entry: unknown, set: SetShape, label: EntryLabel = 'e
     if (bytes > 255 || comment.includes('\0')) {
       throw invalidValue(`${labelOf(label)}.comment`, 'a comment of at most 255 bytes without NUL', comment);
     }
+    // The kernel would store a lone surrogate as U+FFFD: the entry's owner would read back as another pod.
+    if (!comment.isWellFormed()) throw invalidValue(`${labelOf(label)}.comment`, 'a comment without lone surrogates', comment);
     fields.comment = comment;
     fields.commentBytes = bytes;
   }

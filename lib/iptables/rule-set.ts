@@ -63,6 +63,8 @@ export function checkRuleArgs(args: unknown): readonly string[] {
     if (arg.length === 0 || tooLong || CONTROL.test(arg)) {
       throw invalidValue(`args[${i}]`, `a non-empty argument of at most ${MAX_ARG_BYTES} bytes without control characters`, arg);
     }
+    // iptables-restore would read a lone surrogate as U+FFFD: the rule would never verify as the one given.
+    if (!arg.isWellFormed()) throw invalidValue(`args[${i}]`, 'an argument without lone surrogates', arg);
     copy[i] = arg;
   }
   // Frozen, so that its identity keeps meaning these arguments (renderArgs reuses a frozen list's text).

@@ -238,7 +238,7 @@ export class NftTransaction {
       const c = el.comment;
       if (!withComments || c === undefined) continue;
       // The common comment (a pod UID) passes the checks checkString makes without counting bytes.
-      const plain = typeof c === 'string' && c.length > 0 && c.length * 3 <= K.commentMax && !c.includes('\0');
+      const plain = typeof c === 'string' && c.length > 0 && c.length * 3 <= K.commentMax && !c.includes('\0') && c.isWellFormed();
       out.comment(plain ? c : checkComment(`${at(i)}.comment`, c)!);
     }
     return { family: t.family, table: t.table, name, setId: known?.id, records: out };

@@ -198,6 +198,13 @@ export const CASES: BadInputCase[] = [
   { part: 'proxy', input: 'netns fd of a regular file', run: (c) => c.ztunnel.addWorkload('u', W, { fd: 0 }), code: 'ERR_INVALID_ARG_VALUE' },
   { part: 'proxy', input: 'add with no proxy connected', run: (c) => c.ztunnel.addWorkload('u', W, c.netns), code: 'ERR_PROXY_NOT_CONNECTED' },
 
+  // lone surrogates: no UTF-8 form; the kernel would store U+FFFD, another string than the one given
+  { part: 'lone surrogates', input: 'ipset comment `\\uD800`', run: (c) => c.ipset.add(c.set, { ip: '10.0.0.7', comment: 'pod-\uD800' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'lone surrogates', input: 'ipset set name `\\uDC00`', run: (c) => c.ipset.create('bad-\uDC00', { type: 'hash:ip' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'lone surrogates', input: 'iptables rule argument `\\uD800`', run: (c) => c.iptables.apply(rule(['-m', 'comment', '--comment', 'x\uD800'])), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'lone surrogates', input: 'nftables table name `\\uD800`', run: (c) => nftApply(c, { tables: [{ family: 'inet', name: 't\uD800', sets: [], chains: [], rules: [] }] }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'lone surrogates', input: 'nftables set element comment `\\uDFFF`', run: async (c) => { const nft = await Nftables.open({ netns: c.netns }); try { return await nft.run(nft.transaction().addTable({ family: 'inet', name: 'podnet-bad' }).addSet({ family: 'inet', table: 'podnet-bad', name: 's', type: 'ipv4_addr', comment: 'ok' }).addElement({ family: 'inet', name: 'podnet-bad' }, 's', [{ address: '10.0.0.1', comment: 'u\uDFFF' }])); } finally { nft.close(); } }, code: 'ERR_INVALID_ARG_VALUE' },
+
   // arrays with holes: every array is checked index by index, a hole named by its index
   { part: 'arrays with holes', input: 'ipset `addMany` entries `[, { ip }]`', run: (c) => c.ipset.addMany(c.set, holed([{ ip: '10.0.0.9' }, { ip: '10.0.0.8' }], 0)), code: 'ERR_INVALID_ARG_TYPE' },
   { part: 'arrays with holes', input: "iptables rule args `['-p', , 'tcp']`", run: (c) => c.iptables.apply(rule(holed(['-p', 'x', 'tcp', '-j', 'ACCEPT'], 1))), code: 'ERR_INVALID_ARG_TYPE' },
