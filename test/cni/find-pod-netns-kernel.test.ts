@@ -1,6 +1,7 @@
 // findPodNetns on the kernel's own /proc: real `sleep` processes started with nsenter (argv, no shell) in namespaces
 // made by TestNetns, each with a veth holding a pod IP, and moved into cgroups with kubepods paths (cgroupfs and
-// systemd driver shapes) made for the test under the cgroup v1 `pids` hierarchy and removed afterwards. A TestNetns
+// systemd driver shapes) made for the test under the cgroup v1 `pids` hierarchy (one pod under the hybrid layout's v2
+// hierarchy instead) and removed afterwards. A TestNetns
 // stands in for the host's netns (options.hostNetns), so nothing here runs in or reads the machine's own. Cases: the
 // pod found through its oldest process; an older process of the pod in the host's netns skipped; a younger process
 // of pod A that entered pod B's netns not deciding; a netns without the pod's IP rejected; a hostNetwork pod
@@ -19,18 +20,25 @@ import { CLI_ENV, TestNetns } from '../helpers/netns.js';
 import { describePrivileged } from '../helpers/privileged.js';
 
 const PIDS_HIERARCHY = '/sys/fs/cgroup/pids';
-const cgroupGap = existsSync(join(PIDS_HIERARCHY, 'cgroup.procs')) ? undefined : `needs a cgroup v1 pids hierarchy at ${PIDS_HIERARCHY}`;
+const UNIFIED_HIERARCHY = '/sys/fs/cgroup/unified';
+const cgroupGap =
+  existsSync(join(PIDS_HIERARCHY, 'cgroup.procs')) && existsSync(join(UNIFIED_HIERARCHY, 'cgroup.procs'))
+    ? undefined
+    : `needs a hybrid cgroup layout: v1 pids at ${PIDS_HIERARCHY}, v2 at ${UNIFIED_HIERARCHY}`;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describePrivileged(
   'findPodNetns on the kernel /proc',
   () => {
-    const top = join(PIDS_HIERARCHY, `podnet-t-${process.env.PODNET_TEST_RUN ?? 'x'}-${process.pid}`);
+    const topName = `podnet-t-${process.env.PODNET_TEST_RUN ?? 'x'}-${process.pid}`;
+    const top = join(PIDS_HIERARCHY, topName);
+    const topV2 = join(UNIFIED_HIERARCHY, topName);
     const uidA = randomUUID();
     const uidB = randomUUID();
     const uidWrong = randomUUID();
     const uidHostNet = randomUUID();
+    const uidV2 = randomUUID();
     const cgroupA = join(top, 'kubepods', 'burstable', `pod${uidA}`, 'a'.repeat(64));
     const cgroupB = join(
       top,
@@ -41,12 +49,15 @@ describePrivileged(
     );
     const cgroupWrong = join(top, 'kubepods', `pod${uidWrong}`, 'c'.repeat(64));
     const cgroupHostNet = join(top, 'kubepods', 'besteffort', `pod${uidHostNet}`, 'd'.repeat(64));
+    // Only on the v2 line of the hybrid layout (its v1 lines stay at the root): systemd driver, CRI-O.
+    const cgroupV2 = join(topV2, 'kubepods.slice', `kubepods-pod${uidV2.replaceAll('-', '_')}.slice`, `crio-${'e'.repeat(64)}.scope`);
     const made: TestNetns[] = [];
     const children: ChildProcess[] = [];
     const pids: Record<string, number> = {};
     let hostNs: TestNetns;
     let nsA: TestNetns;
     let nsB: TestNetns;
+    let nsV2: TestNetns;
 
     const netnsWith = (tag: string, cidr?: string): TestNetns => {
       const ns = new TestNetns(tag);
@@ -84,6 +95,7 @@ describePrivileged(
       nsA = netnsWith('a', '10.45.0.1/24');
       nsB = netnsWith('b', '10.45.0.2/24');
       const nsWrong = netnsWith('wrong', '10.45.0.99/24');
+      nsV2 = netnsWith('v2', '10.45.0.3/24');
       // Start times count clock ticks (10 ms at USER_HZ 100): the gaps make the order of age certain.
       await startIn('aInHost', hostNs, cgroupA);
       await sleep(60);
@@ -92,6 +104,7 @@ describePrivileged(
       await startIn('b', nsB, cgroupB);
       await startIn('wrong', nsWrong, cgroupWrong);
       await startIn('hostNet', hostNs, cgroupHostNet);
+      await startIn('v2', nsV2, cgroupV2);
       await sleep(60);
       await startIn('aInB', nsB, cgroupA);
     });
@@ -100,10 +113,11 @@ describePrivileged(
       const exits = children.map((c) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r))));
       for (const c of children) c.kill('SIGKILL');
       await Promise.all(exits);
-      // Leaf to root: every cgroup below top, deepest first, so a parent goes after all its children.
+      // Leaf to root: every cgroup below the tops, deepest first, so a parent goes after all its children.
       const dirs = new Set<string>();
-      for (const leaf of [cgroupA, cgroupB, cgroupWrong, cgroupHostNet]) {
-        for (let dir = leaf; dir.startsWith(top); dir = join(dir, '..')) dirs.add(dir);
+      for (const leaf of [cgroupA, cgroupB, cgroupWrong, cgroupHostNet, cgroupV2]) {
+        const root = leaf.startsWith(topV2) ? topV2 : top;
+        for (let dir = leaf; dir.startsWith(root); dir = join(dir, '..')) dirs.add(dir);
       }
       for (const dir of [...dirs].sort((x, y) => y.split('/').length - x.split('/').length)) {
         // A killed process leaves its cgroup at once in practice; the retries cover the moment it has not.
@@ -120,12 +134,14 @@ describePrivileged(
       }
       for (const ns of made) ns.delete();
       expect(existsSync(top)).toBe(false);
+      expect(existsSync(topV2)).toBe(false);
     });
 
     it('lays out the processes in the order of age the cases need', () => {
       expect(startTime(pids.aInHost!)).toBeLessThan(startTime(pids.a!));
       expect(startTime(pids.a!)).toBeLessThan(startTime(pids.aInB!));
       expect(readFileSync(`/proc/${pids.aInB}/cgroup`, 'utf8')).toContain(`/kubepods/burstable/pod${uidA}/`);
+      expect(readFileSync(`/proc/${pids.v2}/cgroup`, 'utf8')).toMatch(new RegExp(`^0::/${topName}/kubepods.slice/`, 'm'));
     });
 
     it("pairs each pod with its own netns; host, younger intruder and wrong IP do not count; no fd left open", async () => {
@@ -137,6 +153,7 @@ describePrivileged(
             { uid: uidB, ips: ['10.45.0.2'] },
             { uid: uidWrong, ips: ['10.45.0.4'] },
             { uid: uidHostNet, ips: ['192.168.51.10'] },
+            { uid: uidV2, ips: ['10.45.0.3'] },
           ],
           hostNetns: hostNs.path,
         });
@@ -156,8 +173,10 @@ describePrivileged(
         expect(result.missing.get(uidWrong)).toMatchObject({ reason: 'ip-mismatch' });
         expect(result.missing.get(uidWrong)!.candidates[0]!.addresses).toContain('10.45.0.99');
         expect(result.missing.get(uidHostNet)).toMatchObject({ reason: 'host-netns', candidates: [] });
-        expect(result.stats).toMatchObject({ podProcesses: 6, netnsChecked: 3 });
-        expect(result.stats.processes).toBeGreaterThanOrEqual(6);
+        using expectedV2 = nsV2.open();
+        expect(result.found.get(uidV2)?.netns.equals(expectedV2)).toBe(true);
+        expect(result.stats).toMatchObject({ podProcesses: 7, netnsChecked: 4 });
+        expect(result.stats.processes).toBeGreaterThanOrEqual(7);
       }
       await sleep(0);
       expect([...openFds().keys()].filter((fd) => !before.has(fd))).toEqual([]);

@@ -4,14 +4,14 @@
 // oldest process's handle), the fabricated host netns skipped, a younger process in another pod's netns not
 // deciding, a netns without the pod's IPs rejected, several netns claiming one pod reported, one netns claiming two
 // pods reported, broken and vanishing entries, each netns opened once, and no fd left open on any path. Bad options
-// are refused before anything is read.
+// are refused before anything is read. The handles returned are close-on-exec.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { InvalidArgumentError, PodnetSystemError } from '../../lib/errors.js';
 import { findPodNetns, type FindPodNetnsOptions, type PodNetnsScan } from '../../lib/cni/find-pod-netns.js';
-import { openFds } from '../helpers/fds.js';
+import { isCloexec, openFds } from '../helpers/fds.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { FakeProcfs, SYSTEM_CGROUP, podCgroup } from './helpers/fake-procfs.js';
@@ -167,6 +167,7 @@ describePrivileged('findPodNetns on fabricated procfs trees', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const added = [...openFds().keys()].filter((fd) => !before.has(fd)).sort((x, y) => x - y);
     expect(added).toEqual([...result.found.values()].map((f) => f.netns.fd).sort((x, y) => x - y));
+    for (const fd of added) expect(isCloexec(fd)).toBe(true);
     return result;
   }
   function expectNoNewFds(before: Map<number, string>): void {
