@@ -181,6 +181,8 @@ describePrivileged('findPodNetns on fabricated procfs trees', () => {
       { pid: 200, cgroup: podCgroup(A, { containerId: 'b'.repeat(64), v2: true }), startTime: 4000, netns: nsA.path },
       { pid: 410, cgroup: podCgroup(B, { driver: 'cgroupfs', qos: 'guaranteed' }), startTime: 4100, netns: nsB.path },
       { pid: 50, cgroup: SYSTEM_CGROUP, startTime: 10, netns: host.path },
+      // A pod not asked for: its netns is never opened.
+      { pid: 500, cgroup: podCgroup(STATIC, { driver: 'cgroupfs' }), startTime: 100, netns: nsAB.path },
     );
     const before = openFds();
     {
@@ -202,7 +204,7 @@ describePrivileged('findPodNetns on fabricated procfs trees', () => {
       expect([...result.missing.values()]).toEqual([
         { uid: C, reason: 'no-process', message: expect.stringContaining(C), candidates: [] },
       ]);
-      expect(result.stats).toEqual({ processes: 5, podProcesses: 3, vanished: 0, unreadable: 0, netnsChecked: 2 });
+      expect(result.stats).toEqual({ processes: 6, podProcesses: 3, vanished: 0, unreadable: 0, netnsChecked: 2 });
     }
     expectNoNewFds(before);
   });
