@@ -111,7 +111,11 @@ function ownNetns(name: string, netns: unknown): Netns {
   try {
     return Netns.duplicate(fd as number);
   } catch (err) {
-    throw invalidValue(name, 'an open network namespace fd', `fd ${fd as number} (${(err as { code?: string }).code ?? err})`);
+    // Only a closed fd or one of something else is a bad argument; running out of fds (EMFILE, ENFILE, ENOMEM) is
+    // the process's trouble, thrown as the system error it is.
+    const code = (err as { code?: string }).code;
+    if (code !== 'EBADF' && code !== 'ERR_NOT_NETNS') throw err;
+    throw invalidValue(name, 'an open network namespace fd', `fd ${fd as number} (${code})`);
   }
 }
 

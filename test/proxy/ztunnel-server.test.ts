@@ -355,4 +355,38 @@ describe('ZtunnelServer', () => {
     expect(server.workloads.map((w) => w.uid)).toEqual(['keep-me']);
     await proxy.nothingWithin(200);
   });
+  it('reports running out of fds as the system error it is, not as a bad argument, and changes nothing', async () => {
+    const server = await listen();
+    using ns = Netns.current();
+    server.replaceWorkloads([{ uid: 'keep-me', workload: W, netns: ns }]);
+    const filler: number[] = [];
+    let thrownByHolder: unknown;
+    let thrownByHandle: unknown;
+    try {
+      for (;;) filler.push(openSync('/dev/null', 'r'));
+    } catch (err) {
+      expect((err as { code?: string }).code).toBe('EMFILE');
+      try {
+        server.replaceWorkloads([{ uid: 'a', workload: W, netns: { fd: ns.fd } }]);
+      } catch (e) {
+        thrownByHolder = e;
+      }
+      try {
+        server.replaceWorkloads([{ uid: 'a', workload: W, netns: ns }]);
+      } catch (e) {
+        thrownByHandle = e;
+      }
+    } finally {
+      for (const fd of filler) closeSync(fd);
+    }
+    for (const err of [thrownByHolder, thrownByHandle]) {
+      expect(err).not.toBeInstanceOf(InvalidArgumentError);
+      expect(err).toMatchObject({ code: 'EMFILE' });
+    }
+    expect(server.workloads.map((w) => w.uid)).toEqual(['keep-me']);
+    // A closed fd is still a bad argument.
+    const closed = openSync('/dev/null', 'r');
+    closeSync(closed);
+    expect(() => server.replaceWorkloads([{ uid: 'a', workload: W, netns: { fd: closed } }])).toThrow(InvalidArgumentError);
+  });
 });
