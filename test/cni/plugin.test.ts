@@ -8,6 +8,7 @@ import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
+import { cniPluginPath } from '../../lib/cni/plugin-path.js';
 import { encodeAnswer } from '../../lib/cni/wire.js';
 import { Netns } from '../../lib/netns.js';
 import { cniEnv, config, parseError, PLUGIN, runPlugin, StandInAgent } from './helpers/plugin-run.js';
@@ -15,9 +16,9 @@ import { cniEnv, config, parseError, PLUGIN, runPlugin, StandInAgent } from './h
 const SUPPORTED = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'];
 
 describe('podnet-cni binary', () => {
-  it('is statically linked', () => {
+  it('is statically linked as the package ships it', () => {
     // ldd exits 1 for a static executable, saying so.
-    const run = spawnSync('ldd', [PLUGIN], { encoding: 'utf8' });
+    const run = spawnSync('ldd', [cniPluginPath()], { encoding: 'utf8' });
     expect(`${run.stdout}${run.stderr}`).toMatch(/not a dynamic executable/);
   });
 });

@@ -9,8 +9,11 @@ import { cniPluginPath } from '../../../lib/cni/plugin-path.js';
 import { decodeRequestHeader, encodeAnswer, WIRE_LIMITS, type WireAnswer, type WireRequestHeader } from '../../../lib/cni/wire.js';
 import { type ReceivedFd, SeqpacketServer, type SeqpacketSocket } from '../../../lib/unix/index.js';
 
-/** The plugin binary under test (a prebuild for this architecture, else build/Release/podnet-cni). */
-export const PLUGIN = cniPluginPath();
+/**
+ * The plugin binary under test: PODNET_TEST_CNI_PLUGIN when set (a sanitizer build, e.g. CMakeLists.txt's with
+ * PODNET_SANITIZE=ON), else the package's own (a prebuild for this architecture, else build/Release/podnet-cni).
+ */
+export const PLUGIN = process.env.PODNET_TEST_CNI_PLUGIN ?? cniPluginPath();
 
 /** PluginExit is how one run of the plugin ended. */
 export interface PluginExit {
