@@ -189,7 +189,7 @@ describePrivileged(
       } catch {
         pid1 = undefined;
       }
-      const outcome = await findPodNetns({ pods: [{ uid: uidA, ips: ['10.45.0.1'] }] }).then(
+      const outcome = await findPodNetns({ pods: [{ uid: uidB, ips: ['10.45.0.2'] }] }).then(
         (r) => r,
         (e: unknown) => e,
       );
@@ -199,7 +199,8 @@ describePrivileged(
         expect(outcome).toMatchObject({ syscall: 'stat', path: '/proc/1/ns/net' });
       } else {
         using result = outcome as Awaited<ReturnType<typeof findPodNetns>>;
-        expect(result.found.get(uidA)?.pid).toBe(pids.a);
+        // Pod B's one process is in B's netns, neither the host's nor shared with another pod asked for.
+        expect(result.found.get(uidB)?.pid).toBe(pids.b);
       }
     });
   },
