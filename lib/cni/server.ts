@@ -205,6 +205,11 @@ export class CniServer implements AsyncDisposable {
         await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
         continue;
       }
+      if (this.#closing !== undefined) {
+        // Accepted just as close() began: close() no longer sees it, so it is not served.
+        socket.close();
+        return;
+      }
       if (this.#connections.size >= this.#maxConnections) {
         this.#logger.warn('cni: too many connections, one closed', { max: this.#maxConnections });
         socket.close();

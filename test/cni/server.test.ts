@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../lib/agent/errors.js';
 import { CniError, type CniRequest, CniServer, type CniServerOptions, CNI_VERSIONS } from '../../lib/cni/index.js';
 import { type CniRequestMessage, DIAGNOSTICS_CHANNELS } from '../../lib/diagnostics.js';
+import { encodeRequest } from '../../lib/cni/wire.js';
 import { InvalidArgumentError } from '../../lib/errors.js';
 import { Netns } from '../../lib/netns.js';
 import { SeqpacketSocket } from '../../lib/unix/index.js';
@@ -266,6 +267,22 @@ describe('close', () => {
     expect(events).toEqual(['handler started', 'handler done', 'closed']);
     expect(t.server.closed).toBe(true);
     expect(t.server.connections).toBe(0);
+  });
+});
+
+describe('close of a connection still sending', () => {
+  it('closes it without an answer and without waiting for its deadline', async () => {
+    const calls: string[] = [];
+    await using t = await TempServer.start({ requestTimeoutMs: 600000, del: (req) => void calls.push(req.command) });
+    using socket = await SeqpacketSocket.connect(t.path);
+    const [header] = encodeRequest({ hasNetnsFd: false, netnsErrno: 0, env: cniEnv('DEL') }, Buffer.from(cniConfig()));
+    await socket.send(header!); // and never the config
+    for (let i = 0; i < 2000 && t.server.connections === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(t.server.connections).toBe(1);
+    await t.server.close();
+    expect(await socket.receive({ timeoutMs: 20000 })).toBeNull();
+    expect(t.server.connections).toBe(0);
+    expect(calls).toEqual([]);
   });
 });
 
