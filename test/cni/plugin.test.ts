@@ -81,6 +81,36 @@ describe('podnet-cni CNI_COMMAND', () => {
   });
 });
 
+describe('podnet-cni environment limits', () => {
+  const many = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`CNI_X${i}`, 'v']));
+  const big = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`CNI_BIG${i}`, 'b'.repeat(16000)]));
+  it.each([
+    { name: 'an entry over 16384 bytes', extra: { CNI_ARGS: 'a'.repeat(16384) }, says: 'environment variable CNI_ARGS is 16393 bytes, over 16384' },
+    { name: 'more than 64 CNI_ variables', extra: many, says: '66 CNI_ environment variables, over 64' },
+    { name: 'a header over one message', extra: big, says: 'the CNI_ environment variables take 80261 bytes, over one 65536-byte message' },
+  ])('$name: code 4 without contacting the agent (DEL: exit 0)', async ({ extra, says }) => {
+    using agent = new StandInAgent();
+    const add = await runPlugin(cniEnv('ADD', extra), config({ socketPath: agent.socketPath }));
+    expect(add.status).toBe(1);
+    expect(parseError(add.stdout)).toMatchObject({ code: 4, msg: 'invalid CNI environment', details: says });
+    const del = await runPlugin(cniEnv('DEL', extra), config({ socketPath: agent.socketPath }));
+    expect(del.status).toBe(0);
+    expect(del.stderr.toString()).toContain(says);
+    await expect(agent.accept(100)).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+  });
+
+  it('64 entries, the most a request carries, are forwarded', async () => {
+    using agent = new StandInAgent();
+    // 58 entries next to the 6 usual ones: 64, the most a request carries, in about 55 KiB.
+    const extra = Object.fromEntries(Array.from({ length: 58 }, (_, i) => [`CNI_E${String(i).padStart(2, '0')}`, 'e'.repeat(900)]));
+    const served = agent.serveOnce({ exitStatus: 0, stdout: new Uint8Array(), stderr: new Uint8Array() });
+    const run = await runPlugin(cniEnv('ADD', extra), config({ socketPath: agent.socketPath }));
+    const request = await served;
+    expect(run.status).toBe(0);
+    expect(request.header.env).toHaveLength(64);
+  });
+});
+
 describe('podnet-cni without an agent', () => {
   const missing = '/nonexistent-podnet-test/cni.sock';
 
