@@ -390,6 +390,8 @@ export interface NativeBinding {
   };
   /** new NftablesHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_NETFILTER socket in that netns, or talks to a JS peer. */
   NftablesHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawNftablesHandle;
+  /** nftExprsSize returns the bytes checked expressions take encoded (their whole attribute), or -1 if the codec refuses one. */
+  nftExprsSize(exprs: readonly unknown[]): number;
   nftablesConstants: {
     create: number;
     excl: number;

@@ -214,13 +214,13 @@ export function checkExprs(name: string, value: unknown, setIdOf: SetIdOf): RawN
   });
   if (out.length === 0) throw invalidValue(name, 'at least one expression', value);
   if (out.length > K.ruleExprsMax) throw invalidValue(name, `at most ${K.ruleExprsMax} expressions`, value);
-  // The expressions go in one attribute nest, whose length is 16 bits. Only raw expressions can be large; each other
-  // one is counted at an upper bound of its encoding (a lookup's 255-byte set name fits), so a rule refused here
-  // would not fit or is within a few KiB of not fitting, and none the codec cannot encode gets past.
+  // The expressions go in one attribute nest, whose length is 16 bits. An upper bound of each one's encoding (512
+  // bytes for a typed one: a lookup's 255-byte set name fits) clears most rules without encoding them; a rule past
+  // the bound is encoded by the codec and its real size counted, so any rule nft can list can be written back.
   let bytes = 4;
   for (const e of out) {
     bytes += e.data === undefined ? 512 : 16 + align4(Buffer.byteLength(e.name) + 1) + align4(e.data.length);
   }
-  if (bytes > 0xffff) throw invalidValue(name, 'expressions that fit in 64 KiB encoded', value);
+  if (bytes > 0xffff && native.nftExprsSize(out) > 0xffff) throw invalidValue(name, 'expressions that fit in 64 KiB encoded', value);
   return out;
 }

@@ -516,10 +516,27 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
   SessionPtr session_;
 };
 
+// nftExprsSize(exprs): the bytes a rule's expressions take encoded, their NFTA_RULE_EXPRESSIONS attribute whole (past
+// 0xffff its 16-bit length cannot say it), or -1 when the codec refuses an expression for another reason (the
+// commit then says why). Counts what is encoded instead of a bound per expression.
+Napi::Value ExprsEncodedSize(const Napi::CallbackInfo& info) {
+  Props p(info.Env());
+  Napi::Array a = info[0].As<Napi::Array>();
+  std::vector<nft::Expr> exprs;
+  exprs.reserve(a.Length());
+  for (uint32_t i = 0; i < a.Length(); i++) exprs.push_back(ExprFrom(p, a.Get(i).As<Napi::Object>()));
+  nl::Writer w;
+  const char* why = nullptr;
+  bool ok = nft::EncodeExprs(w, NFTA_RULE_EXPRESSIONS, exprs, &why);
+  if (!ok && w.size() <= 0xffff) return Napi::Number::New(info.Env(), -1);
+  return Napi::Number::New(info.Env(), static_cast<double>(w.size()));
+}
+
 }  // namespace
 
 void RegisterNftables(Napi::Env env, Napi::Object exports) {
   exports.Set("NftablesHandle", NftablesHandle::Define(env));
+  exports.Set("nftExprsSize", Napi::Function::New(env, ExprsEncodedSize, "nftExprsSize"));
   exports.Set("nftablesConstants",
               ConstantsObject(env, {{"create", NLM_F_CREATE},
                                     {"excl", NLM_F_EXCL},
