@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include "cni/utf8.h"
+
 namespace podnet::cni {
 
 namespace {
@@ -15,6 +17,18 @@ constexpr struct {
     {Command::kAdd, "ADD"},       {Command::kDel, "DEL"}, {Command::kCheck, "CHECK"},
     {Command::kStatus, "STATUS"}, {Command::kGc, "GC"},   {Command::kVersion, "VERSION"},
 };
+
+bool IsUtf8(const char* text) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(text);
+  size_t left = strlen(text);
+  while (left > 0) {
+    size_t n = Utf8CharLength(p, left);
+    if (n == 0) return false;
+    p += n;
+    left -= n;
+  }
+  return true;
+}
 
 Command ParseCommand(const std::string& text) {
   for (const auto& known : kCommands) {
@@ -46,6 +60,9 @@ Invocation CollectInvocation(char* const* envp) {
     for (const std::string& seen : names) {
       if (seen == name && inv.env_error.empty()) inv.env_error = name + " is set more than once";
     }
+    // The agent reads entries as UTF-8 text and drops a request that is not: refused here, where the error can
+    // name the variable.
+    if (!IsUtf8(entry) && inv.env_error.empty()) inv.env_error = name + " is not UTF-8";
     names.push_back(name);
     inv.env.emplace_back(entry);
     if (name == "CNI_COMMAND" && inv.command_text.empty()) inv.command_text = eq + 1;

@@ -16,7 +16,7 @@ struct Invocation {
   std::string command_text;  // CNI_COMMAND as given ("" when unset)
   std::string netns;         // CNI_NETNS ("" when unset)
   std::vector<std::string> env;  // every CNI_ entry of environ, NAME=VALUE, in order
-  std::string env_error;     // a CNI_ variable set more than once, or "" when there is none
+  std::string env_error;     // a CNI_ variable set more than once or not UTF-8, or "" when there is none
 };
 
 // CollectInvocation reads the CNI_ entries of envp (a NULL-terminated environ). An entry without '=' is no variable

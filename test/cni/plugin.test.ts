@@ -111,6 +111,22 @@ describe('podnet-cni environment limits', () => {
   });
 });
 
+describe('podnet-cni environment encoding', () => {
+  it('a CNI_ value that is not UTF-8 is code 4 naming it (the agent reads entries as UTF-8)', async () => {
+    using agent = new StandInAgent();
+    // spawn's env takes strings only: the same ctypes execve as above passes the raw bytes.
+    const exec = 'import ctypes, sys\n' +
+      'e = [a.encode() for a in sys.argv[2:]] + [b"CNI_ARGS=K8S_POD_NAME=\\xff", None]\n' +
+      'ctypes.CDLL(None).execve(sys.argv[1].encode(), (ctypes.c_char_p * 2)(sys.argv[1].encode(), None), (ctypes.c_char_p * len(e))(*e))\n' +
+      'sys.exit(127)\n';
+    const pairs = Object.entries(cniEnv('ADD', { CNI_ARGS: undefined })).map(([k, v]) => `${k}=${v}`);
+    const run = spawnSync('python3', ['-c', exec, PLUGIN, ...pairs], { input: config({ socketPath: agent.socketPath }) });
+    expect(run.status).toBe(1);
+    expect(parseError(run.stdout)).toMatchObject({ code: 4, msg: 'invalid CNI environment', details: 'CNI_ARGS is not UTF-8' });
+    await expect(agent.accept(100)).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+  });
+});
+
 describe('podnet-cni without an agent', () => {
   const missing = '/nonexistent-podnet-test/cni.sock';
 
