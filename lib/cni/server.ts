@@ -309,7 +309,7 @@ export class CniServer implements AsyncDisposable {
       try {
         netns = wire.fd.toNetns(parsedRequest.netnsPath);
       } catch (err) {
-        const msg = `CNI_NETNS '${parsedRequest.netnsPath ?? ''}' is not a network namespace: ${(err as Error).message}`;
+        const msg = `CNI_NETNS '${parsedRequest.netnsPath ?? ''}' is not a network namespace (${String((err as { code?: unknown }).code)})`;
         return refuse(new CniError(CNI_ERROR_CODES.invalidEnvironment, msg, 'CNI_NETNS'), config.cniVersion);
       }
     }
