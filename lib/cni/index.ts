@@ -1,4 +1,7 @@
-/** lib/cni: the pod's way in. CniServer answers the invocations podnet-cni forwards; the wire codec they share. */
+/**
+ * lib/cni: the pod's way in. CniServer answers the invocations podnet-cni forwards (and the wire codec they share),
+ * installCniPlugin puts the plugin and its conflist entry on the host, findPodNetns finds running pods' namespaces.
+ */
 export { CniServer, type CniServerOptions, type CniRequest, type CniHandler } from './server.js';
 export { CniError, CNI_ERROR_CODES, isCniError } from './errors.js';
 export {
@@ -23,5 +26,28 @@ export {
   type WireAnswer,
   type WireAnswerHeader,
 } from './wire.js';
-// The installer (lib/cni/install.ts, lib/cni/plugin-path.ts) and the /proc discovery (lib/cni/find-pod-netns.ts)
-// add their exports here.
+export {
+  installCniPlugin,
+  uninstallCniPlugin,
+  CniPluginInstallation,
+  DEFAULT_CNI_SOCKET_PATH,
+  DEFAULT_CNI_TIMEOUT_MS,
+  type InstallCniPluginOptions,
+  type UninstallCniPluginOptions,
+  type UninstallOutcome,
+  type CniPluginInstallationEvents,
+} from './install.js';
+export { CniInstallError, type CniInstallErrorCode, type CniInstallErrorContext } from './install-errors.js';
+export { cniPluginPath } from './plugin-path.js';
+export { PODNET_PLUGIN_TYPE, type PodnetConfEntry } from './conflist.js';
+export {
+  findPodNetns,
+  PodNetnsScan,
+  type PodToFind,
+  type FindPodNetnsOptions,
+  type PodNetnsCandidate,
+  type FoundPodNetns,
+  type PodNetnsMissReason,
+  type PodNetnsMiss,
+  type PodNetnsScanStats,
+} from './find-pod-netns.js';
