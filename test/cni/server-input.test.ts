@@ -1,6 +1,7 @@
 // Every bad input the CNI spec names, answered with its code before any handler runs; requests that break the wire
 // protocol closed without an answer; peers that are not allowed refused.
 import { execFile } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { chmodSync, closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 import { encodeRequest, WIRE_LIMITS } from '../../lib/cni/wire.js';
+import { type CniRequestMessage, DIAGNOSTICS_CHANNELS } from '../../lib/diagnostics.js';
 import { Netns } from '../../lib/netns.js';
 import { SeqpacketSocket } from '../../lib/unix/index.js';
 import { fdsTo } from '../helpers/fds.js';
@@ -225,6 +227,25 @@ describe('CniServer closes requests that break the wire protocol, without an ans
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed, 'closed long before the 30 s test deadline').toBeLessThan(20000);
     expect(calls).toEqual([]);
+  });
+
+  it('publishes a request closed without an answer with the code that ended it and no cniCode', async () => {
+    const messages: CniRequestMessage[] = [];
+    const listener = (m: unknown) => void messages.push(m as CniRequestMessage);
+    subscribe(DIAGNOSTICS_CHANNELS.cniRequest, listener);
+    try {
+      const { t } = await counting({ requestTimeoutMs: 200 });
+      await using _t = t;
+      expect(await rawExchange(t.path, [{ data: Buffer.from('hello agent') }])).toBe('closed');
+      expect(await rawExchange(t.path, [{ data: header(false) }])).toBe('closed'); // the config never comes
+      await t.server.close();
+      expect(messages.map((m) => [m.outcome, m.cniCode, m.command])).toEqual([
+        ['ERR_CNI_WIRE', undefined, undefined],
+        ['ETIMEDOUT', undefined, undefined],
+      ]);
+    } finally {
+      unsubscribe(DIAGNOSTICS_CHANNELS.cniRequest, listener);
+    }
   });
 
   it('closes connections over maxConnections at once and serves the ones it holds', async () => {
