@@ -4,9 +4,9 @@
  * one after another, different containers' in parallel) and answers as the spec says.
  */
 import { KeyedLock } from '../agent/keyed-lock.js';
-import { cniRequestChannel, failure, timing } from '../diagnostics.js';
+import { cniRequestChannel, failure, outcomeOf, timing } from '../diagnostics.js';
 import { PodnetError } from '../errors.js';
-import { type Logger, toLogger } from '../logger.js';
+import { type LogFields, type Logger, toLogger } from '../logger.js';
 import type { Netns } from '../netns.js';
 import type { ReceivedFd } from '../unix/received-fd.js';
 import { SeqpacketServer } from '../unix/server.js';
@@ -186,6 +186,15 @@ export class CniServer implements AsyncDisposable {
     return `CniServer(${this.path})`;
   }
 
+  /** #log logs through the injected logger; a logger that throws loses its line, never the request or the server. */
+  #log(level: keyof Logger, message: string, fields: LogFields): void {
+    try {
+      this.#logger[level](message, fields);
+    } catch {
+      // Nowhere left to report it.
+    }
+  }
+
   async #close(): Promise<void> {
     this.#server.close();
     for (const [socket, state] of this.#connections) if (state.reading) socket.close();
@@ -201,7 +210,7 @@ export class CniServer implements AsyncDisposable {
       } catch (err) {
         if (this.#closing !== undefined || (err as { code?: unknown }).code === 'ERR_UNIX_CLOSED') return;
         // EMFILE and the like: the connection waits in the backlog until fds are free again.
-        this.#logger.error('cni: accept failed', { error: err });
+        this.#log('error', 'cni: accept failed', { error: err });
         await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
         continue;
       }
@@ -211,7 +220,7 @@ export class CniServer implements AsyncDisposable {
         return;
       }
       if (this.#connections.size >= this.#maxConnections) {
-        this.#logger.warn('cni: too many connections, one closed', { max: this.#maxConnections });
+        this.#log('warn', 'cni: too many connections, one closed', { max: this.#maxConnections });
         socket.close();
         continue;
       }
@@ -234,9 +243,11 @@ export class CniServer implements AsyncDisposable {
       const answer = await this.#answer(socket.peerCredentials, request, served);
       for (const message of encodeAnswer(answer)) await socket.send(message, { timeoutMs: ANSWER_TIMEOUT_MS });
     } catch (err) {
-      served.outcome ??= typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : 'ERR_UNKNOWN';
-      served.error ??= err;
-      this.#logger.warn('cni: request ended without an answer', { error: err, containerId: served.containerId });
+      // Nothing (or not all of the answer) reached the peer: the plugin answers as for an unreachable agent.
+      served.outcome = outcomeOf(err);
+      served.error = err;
+      served.cniCode = undefined;
+      this.#log('warn', 'cni: request ended without an answer', { error: err, containerId: served.containerId });
     } finally {
       request?.fd?.close();
     }
@@ -279,9 +290,10 @@ export class CniServer implements AsyncDisposable {
   async #answer(peer: PeerCredentials, wire: WireRequest, served: Served): Promise<WireAnswer> {
     const refuse = (error: CniError, cniVersion: string, cause?: unknown): WireAnswer => {
       served.cniCode = error.cniCode;
-      served.outcome = (cause as { code?: unknown } | undefined)?.code === undefined ? error.code : String((cause as { code: unknown }).code);
+      served.outcome = cause === undefined ? error.code : outcomeOf(cause);
       served.error = cause ?? error;
-      this.#logger.warn(`cni: ${served.command ?? 'request'} refused: ${error.message}`, { code: error.cniCode, containerId: served.containerId });
+      // A handler's failure is logged where it is caught; this line is for requests refused before any handler.
+      if (cause === undefined) this.#log('warn', `cni: ${served.command ?? 'request'} refused: ${error.message}`, { code: error.cniCode, containerId: served.containerId });
       return errorAnswer(error, cniVersion);
     };
     if (!this.#allowedUids.has(peer.uid)) {
@@ -327,7 +339,7 @@ export class CniServer implements AsyncDisposable {
       if (req.containerId !== '' && command !== 'STATUS' && command !== 'GC') await this.#lock.run(req.containerId, run);
       else await run();
     } catch (err) {
-      this.#logger.error(`cni: ${command} handler failed`, { error: err, containerId: req.containerId, pod: req.pod?.uid });
+      this.#log('error', `cni: ${command} handler failed`, { error: err, containerId: req.containerId, pod: req.pod?.uid });
       return refuse(handlerError(command, err), config.cniVersion, err);
     }
     served.cniCode = 0;

@@ -211,6 +211,28 @@ describe('handler errors', () => {
   });
 });
 
+describe('logging', () => {
+  it('logs refusals and handler failures, and a logger that throws changes no answer', async () => {
+    const lines: string[] = [];
+    const throwing = (message: string) => {
+      lines.push(message);
+      throw new Error('logger down');
+    };
+    await using t = await TempServer.start({
+      logger: { debug: throwing, info: throwing, warn: throwing, error: throwing },
+      add() {
+        throw new Error('boom');
+      },
+    });
+    using self = Netns.current();
+    const failed = await invokeAgent(t.path, { env: cniEnv('ADD'), stdin: cniConfig(), netnsFd: self.fd });
+    expect(JSON.parse(failed.stdout)).toMatchObject({ code: 100, msg: 'boom' });
+    const refused = await invokeAgent(t.path, { env: cniEnv('ADD', { CNI_IFNAME: '' }), stdin: cniConfig(), netnsFd: self.fd });
+    expect(JSON.parse(refused.stdout)).toMatchObject({ code: 4, details: 'CNI_IFNAME' });
+    expect(lines).toEqual(['cni: ADD handler failed', 'cni: ADD refused: CNI_IFNAME is not set']);
+  });
+});
+
 describe('diagnostics', () => {
   it('publishes one podnet:cni:request message per request: command, container, pod, code, outcome, timing', async () => {
     const messages: CniRequestMessage[] = [];
