@@ -103,10 +103,40 @@ export class ZdsConnection {
    * answer the next request), `EPIPE`/`ECONNRESET`, `ERR_PROXY_PROTOCOL`.
    */
   request(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext): Promise<string> {
-    const run = this.#inFlight === 0 ? this.#exchange(bytes, fd, context) : this.#tail.then(() => this.#exchange(bytes, fd, context));
+    // The deadline covers the whole call, its wait behind earlier requests included.
+    const deadline = performance.now() + this.#timeoutMs;
+    const ticket = { started: false, abandoned: false };
+    const start = (): Promise<string> => {
+      if (ticket.abandoned) {
+        this.#inFlight--;
+        return Promise.resolve('');
+      }
+      ticket.started = true;
+      return this.#exchange(bytes, fd, context, deadline);
+    };
+    const run = this.#inFlight === 0 ? start() : this.#tail.then(start);
     this.#inFlight++;
     this.#tail = run.catch(() => undefined);
-    return run;
+    if (ticket.started) return run;
+    return new Promise<string>((resolve, reject) => {
+      // Still queued at the deadline: the request is never sent, so the connection is not at fault and stays.
+      const timer = setTimeout(() => {
+        if (ticket.started) return;
+        ticket.abandoned = true;
+        const ctx = { ...context, path: this.#socket.path };
+        reject(new ProxyError(`${describe(ctx)} waited ${this.#timeoutMs} ms behind earlier requests and was not sent`, 'ETIMEDOUT', { ...ctx, errno: ETIMEDOUT, syscall: 'sendmsg' }));
+      }, this.#timeoutMs);
+      run.then(
+        (value) => {
+          clearTimeout(timer);
+          if (!ticket.abandoned) resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (!ticket.abandoned) reject(err);
+        },
+      );
+    });
   }
 
   /** requestAcked is request() that turns an ack error into a ProxyAckError. */
@@ -115,16 +145,18 @@ export class ZdsConnection {
     if (ackError !== '') throw new ProxyAckError(ackError, { ...context, path: this.#socket.path });
   }
 
-  async #exchange(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext): Promise<string> {
+  async #exchange(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext, deadline: number): Promise<string> {
     try {
-      return await this.#sendAndAwaitAck(bytes, fd, { ...context, path: this.#socket.path });
+      return await this.#sendAndAwaitAck(bytes, fd, { ...context, path: this.#socket.path }, deadline);
     } finally {
       this.#inFlight--;
     }
   }
 
-  async #sendAndAwaitAck(bytes: Uint8Array, fd: number | undefined, ctx: ProxyErrorContext): Promise<string> {
+  async #sendAndAwaitAck(bytes: Uint8Array, fd: number | undefined, ctx: ProxyErrorContext, deadline: number): Promise<string> {
     if (this.#ended) throw this.#lost(ctx);
+    // What the call has left of its deadline (at least 1 ms: a request that reached the front is sent).
+    const left = Math.max(1, Math.ceil(deadline - performance.now()));
     const acked = new Promise<string>((resolve, reject) => {
       this.#waiter = { resolve, reject, context: ctx };
     });
@@ -136,10 +168,10 @@ export class ZdsConnection {
         syscall: 'recvmsg',
       });
       this.end({ reason: 'timeout', error: err });
-    }, this.#timeoutMs);
+    }, left);
     try {
       // bytes come from encodeRequest and fd from a Netns handle of the server's own: nothing to check again.
-      await sendPrepared(this.#socket, bytes, fd === undefined ? [] : [fd], this.#timeoutMs);
+      await sendPrepared(this.#socket, bytes, fd === undefined ? [] : [fd], left);
     } catch (err) {
       const failure = asProxyError(err, ctx);
       this.end({ reason: (err as { code?: unknown }).code === 'ETIMEDOUT' ? 'timeout' : 'error', error: failure });

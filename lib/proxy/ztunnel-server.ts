@@ -78,6 +78,8 @@ interface Entry {
 }
 
 const ERRNO_RETRY_MS = 100;
+/** The most connections kept while they have not said hello (ztunnel connects once; the reference takes 5 a second). */
+const MAX_AWAITING_HELLO = 16;
 
 function checkUid(uid: unknown): string {
   return checkString('uid', uid);
@@ -138,6 +140,13 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
    * from the table when it began, and a connection sends in order: an item sent after such an add would undo it.
    */
   readonly #addedDuringSnapshot = new Map<ZdsConnection, Set<string>>();
+  /** Connections that have not said hello yet: each holds an fd until its hello deadline, so there are few. */
+  readonly #awaitingHello = new Set<ZdsConnection>();
+  /**
+   * Connections whose snapshot is being sent, with the 'disconnected' event of one that ended meanwhile: it is told
+   * after the snapshot's own event, so a connection's events come in order.
+   */
+  readonly #snapshotting = new Map<ZdsConnection, (() => void) | undefined>();
   #nextId = 1;
   #closed = false;
   #ready: Promise<void>;
@@ -326,12 +335,23 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
   }
 
   async #serve(conn: ZdsConnection): Promise<void> {
+    const oldest = this.#awaitingHello.size >= MAX_AWAITING_HELLO ? this.#awaitingHello.values().next().value : undefined;
+    if (oldest !== undefined) {
+      // A node has one proxy: this many silent connections are a misbehaving peer. The oldest goes, so that a proxy
+      // connecting now is never locked out by them.
+      this.#log.warn(`${MAX_AWAITING_HELLO} connections have not said hello; closing the oldest`, { proxy: oldest.peer.id, pid: oldest.peer.pid });
+      oldest.end({ reason: 'refused', error: new ProxyError('too many connections without a hello', 'ERR_PROXY_PROTOCOL', { path: this.path }) });
+    }
     this.#pending.add(conn);
+    this.#awaitingHello.add(conn);
     conn.onEnd((why) => {
       this.#pending.delete(conn);
+      this.#awaitingHello.delete(conn);
       const i = this.#conns.indexOf(conn);
       if (i >= 0) this.#conns.splice(i, 1);
-      this.#tell('disconnected', () => this.emit('disconnected', conn.peer, why));
+      const tell = () => this.#tell('disconnected', () => this.emit('disconnected', conn.peer, why));
+      if (this.#snapshotting.has(conn)) this.#snapshotting.set(conn, tell);
+      else tell();
     });
     let version: number;
     try {
@@ -339,6 +359,8 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
     } catch (err) {
       this.#log.warn(`node proxy sent no valid hello: ${(err as Error).message}`, { proxy: conn.peer.id });
       return;
+    } finally {
+      this.#awaitingHello.delete(conn);
     }
     if (version !== ZdsVersion.V1) {
       this.#log.error(`node proxy announced ZDS version ${version}; only V1 (1) is spoken`, { proxy: conn.peer.id, pid: conn.peer.pid });
@@ -357,6 +379,17 @@ export class ZtunnelServer extends EventEmitter<ZtunnelServerEvents> implements 
 
   /** Sends the table as it is now, one acked message after another, then SnapshotSent. */
   async #sendSnapshot(conn: ZdsConnection): Promise<void> {
+    this.#snapshotting.set(conn, undefined);
+    try {
+      await this.#sendSnapshotItems(conn);
+    } finally {
+      const disconnected = this.#snapshotting.get(conn);
+      this.#snapshotting.delete(conn);
+      disconnected?.();
+    }
+  }
+
+  async #sendSnapshotItems(conn: ZdsConnection): Promise<void> {
     const outcome: SnapshotOutcome = { added: 0, kept: 0, failed: [] };
     // Own handles for the snapshot's length: a del meanwhile closes the table's, not these.
     const items = [...this.#table].map(([uid, e]) => ({ uid, workload: e.workload, netns: e.netns?.reopen() }));

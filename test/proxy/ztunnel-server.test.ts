@@ -389,4 +389,59 @@ describe('ZtunnelServer', () => {
     closeSync(closed);
     expect(() => server.replaceWorkloads([{ uid: 'a', workload: W, netns: { fd: closed } }])).toThrow(InvalidArgumentError);
   });
+  it('keeps at most 16 connections that never say hello, closing the oldest, so a proxy connecting later still gets in', async () => {
+    const server = await listen({ timeoutMs: 60_000 });
+    const silent: SeqpacketSocket[] = [];
+    try {
+      for (let i = 0; i < 20; i++) silent.push(await SeqpacketSocket.connect(server.path, WAIT));
+      // The four oldest are closed by the server: each reads the end of the stream, the newer ones nothing.
+      for (const s of silent.slice(0, 4)) expect(await s.receive(WAIT)).toBeNull();
+      for (const s of silent.slice(4)) await expect(s.receive({ timeoutMs: 50 })).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+      using proxy = await HandProxy.connect(server.path);
+      await proxy.emptySnapshot();
+      expect(server.connected).toBe(1);
+    } finally {
+      for (const s of silent) s.close();
+    }
+  });
+
+  it("bounds a call's whole wait by its deadline: an add queued behind an unanswered one fails at its own deadline, unsent", async () => {
+    const server = await listen({ timeoutMs: 1500 });
+    using ns = Netns.current();
+    using proxy = await HandProxy.connect(server.path);
+    await proxy.emptySnapshot();
+    const first = server.addWorkload('a', W, ns).catch((e: unknown) => e);
+    const second = server.addWorkload('b', W, ns).catch((e: unknown) => e);
+    expect((await proxy.next())?.req).toMatchObject({ kind: 'add', uid: 'a' });
+    // A witness due after the second call's deadline (1.5 s from its call) and before the deadline a per-message
+    // bound would give it (1.5 s after 'a' is acked at 1 s): timers run in order of their due time.
+    let witnessFired = false;
+    const witness = setTimeout(() => (witnessFired = true), 2000);
+    setTimeout(() => void proxy.ack(), 1000);
+    expect(await first).toBeUndefined();
+    const err = await second;
+    expect(witnessFired).toBe(false);
+    clearTimeout(witness);
+    expect(err).toBeInstanceOf(ProxyError);
+    expect(err).toMatchObject({ code: 'ETIMEDOUT', uid: 'b' });
+    // 'b' was either never sent (it waited out its deadline in the queue) or sent with what was left of it.
+    expect(server.workloads.map((w) => w.uid)).toEqual(['a']);
+  });
+
+  it("tells a connection's events in order: snapshotSent before disconnected, even when the proxy closes right after its ack", async () => {
+    const server = await listen();
+    const events: string[] = [];
+    server.on('snapshotSent', (peer) => events.push(`snapshotSent ${peer.id}`));
+    server.on('disconnected', (peer) => events.push(`disconnected ${peer.id}`));
+    for (let i = 0; i < 10; i++) {
+      const proxy = await HandProxy.connect(server.path);
+      expect((await proxy.next())?.req).toEqual({ kind: 'snapshotSent' });
+      await proxy.ack();
+      proxy.socket.close();
+      while (events.filter((e) => e.startsWith('disconnected')).length < i + 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const ids = [...new Set(events.map((e) => e.split(' ')[1]))];
+    expect(ids).toHaveLength(10);
+    for (const id of ids) expect(events.filter((e) => e.endsWith(` ${id}`))).toEqual([`snapshotSent ${id}`, `disconnected ${id}`]);
+  });
 });
