@@ -1,22 +1,24 @@
-// binding.gyp (install build) and CMakeLists.txt (sanitizer build) must compile
-// the same sources, and every source under native/ must be in both, but for
-// native/fuzz: libFuzzer targets that scripts/fuzz.mjs builds without N-API.
+// binding.gyp (install build) and CMakeLists.txt (sanitizer build) must compile the same sources for each thing they
+// build (the addon, and podnet-cni, the plugin executable), and every source under native/ must be in one of them,
+// but for native/fuzz: libFuzzer targets that scripts/fuzz.mjs builds without N-API.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
 
-function gypSources(): string[] {
-  const gyp = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8')) as { targets: { sources: string[] }[] };
-  return gyp.targets[0]!.sources.slice().sort();
+/** Each binding.gyp target's sources, by target name. */
+function gypSources(): Map<string, string[]> {
+  const gyp = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8')) as { targets: { target_name: string; sources: string[] }[] };
+  return new Map(gyp.targets.map((t) => [t.target_name, t.sources.slice().sort()]));
 }
 
-function cmakeSources(): string[] {
+/** Each CMakeLists.txt source list (PODNET_SOURCES, PODNET_CNI_SOURCES), by name. */
+function cmakeSources(): Map<string, string[]> {
   const text = readFileSync(join(root, 'CMakeLists.txt'), 'utf8');
-  const block = /set\(PODNET_SOURCES([\s\S]*?)\)/.exec(text);
-  expect(block, 'CMakeLists.txt has a PODNET_SOURCES list').not.toBeNull();
-  return block![1]!.split(/\s+/).filter(Boolean).sort();
+  const lists = new Map<string, string[]>();
+  for (const m of text.matchAll(/set\((PODNET_\w*SOURCES)([\s\S]*?)\)/g)) lists.set(m[1]!, m[2]!.split(/\s+/).filter(Boolean).sort());
+  return lists;
 }
 
 function sourcesOnDisk(dir = join(root, 'native')): string[] {
@@ -31,11 +33,16 @@ function sourcesOnDisk(dir = join(root, 'native')): string[] {
 }
 
 describe('native build definitions', () => {
-  it('binding.gyp and CMakeLists.txt list the same sources', () => {
-    expect(cmakeSources()).toEqual(gypSources());
+  it('binding.gyp and CMakeLists.txt list the same sources for the addon and for podnet-cni', () => {
+    const gyp = gypSources();
+    const cmake = cmakeSources();
+    expect([...gyp.keys()].sort()).toEqual(['podnet', 'podnet-cni']);
+    expect(cmake.get('PODNET_SOURCES')).toEqual(gyp.get('podnet'));
+    expect(cmake.get('PODNET_CNI_SOURCES')).toEqual(gyp.get('podnet-cni'));
   });
 
-  it('every .cc under native/ is built', () => {
-    expect(gypSources()).toEqual(sourcesOnDisk());
+  it('every .cc under native/ is built, by exactly one of them', () => {
+    const built = [...gypSources().values()].flat().sort();
+    expect(built).toEqual(sourcesOnDisk());
   });
 });
