@@ -84,6 +84,9 @@ export interface RequestInput {
 /** ParseOutcome is a parsed request, or the CniError to answer with and the cniVersion to echo in it. */
 export type ParseOutcome = { ok: true; request: ParsedRequest } | { ok: false; error: CniError; cniVersion: string };
 
+/** The variables podnet reads (others are forwarded to handlers in `env` as they came). */
+const READ_VARIABLES = ['CNI_COMMAND', 'CNI_CONTAINERID', 'CNI_IFNAME', 'CNI_NETNS', 'CNI_ARGS'];
+
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const MAX_IFNAME_BYTES = 15; // IFNAMSIZ - 1
 
@@ -181,6 +184,11 @@ function parse(input: RequestInput, seen: { cniVersion: string }): ParsedRequest
     if (typeof raw.cniVersion === 'string' && raw.cniVersion !== '') seen.cniVersion = raw.cniVersion;
   } catch (err) {
     configProblem = err;
+  }
+
+  for (const name of READ_VARIABLES) {
+    // U+FFFD stands for bytes that were not UTF-8: such a value cannot be used as the runtime meant it.
+    if (env.get(name)?.includes('\ufffd')) throw envError(name, 'is not valid UTF-8');
   }
 
   const command = env.get('CNI_COMMAND');

@@ -68,7 +68,9 @@ export interface WireAnswerHeader {
   stderrLength: number;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// Lenient: the protocol forbids only NUL in an entry. Bytes that are not UTF-8 read as U+FFFD, which the request
+// checks refuse (code 4) in every variable podnet reads.
+const utf8 = new TextDecoder('utf-8');
 const encoder = new TextEncoder();
 
 function view(bytes: Uint8Array): DataView {
@@ -96,16 +98,14 @@ function checkMessage(bytes: unknown, field: string): Uint8Array {
   return bytes;
 }
 
-/** parseEnvEntry throws CniWireError unless bytes are one `NAME=VALUE` entry the protocol allows; returns the pair. */
+/**
+ * parseEnvEntry throws CniWireError unless bytes are one `CNI_NAME=VALUE` entry the protocol allows; returns the pair
+ * (bytes that are not UTF-8 as U+FFFD).
+ */
 function parseEnvEntry(bytes: Uint8Array, index: number): [string, string] {
   const field = `env[${index}]`;
   if (bytes.includes(0)) throw new CniWireError(field, 'contains NUL');
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new CniWireError(field, 'is not UTF-8');
-  }
+  const text = utf8.decode(bytes);
   const eq = text.indexOf('=');
   if (eq < 1) throw new CniWireError(field, 'is not NAME=VALUE');
   const name = text.slice(0, eq);
@@ -116,8 +116,8 @@ function parseEnvEntry(bytes: Uint8Array, index: number): [string, string] {
 /**
  * decodeRequestHeader decodes the first message of a request. Throws CniWireError for any break of the protocol:
  * bad magic, version or flags, stdinLength over 1 MiB, a negative netnsErrno or one next to an attached fd, more
- * than 64 entries, an entry of 0 or over 16384 bytes, with NUL, not UTF-8, not `CNI_NAME=VALUE`, or bytes missing
- * or left over after the last entry.
+ * than 64 entries, an entry of 0 or over 16384 bytes, with NUL, not `CNI_NAME=VALUE`, or bytes missing or left over
+ * after the last entry. Entry bytes that are not UTF-8 decode as U+FFFD.
  */
 export function decodeRequestHeader(bytes: Uint8Array): WireRequestHeader {
   checkMessage(bytes, 'header');

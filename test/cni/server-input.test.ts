@@ -68,6 +68,7 @@ const CASES: BadCase[] = [
   { name: 'a netns fd that is a regular file (ADD)', env: cniEnv('ADD'), fd: 'file', code: 4, details: 'CNI_NETNS' },
   { name: 'a netns fd that is a regular file (DEL)', env: cniEnv('DEL'), fd: 'file', code: 4, details: 'CNI_NETNS' },
   { name: 'a netns fd with CNI_NETNS unset (DEL)', env: cniEnv('DEL', { CNI_NETNS: undefined }), fd: 'self', code: 4, details: 'CNI_NETNS' },
+  { name: 'CNI_ARGS with bytes that are not UTF-8', env: cniEnv('ADD', { CNI_ARGS: 'K8S_POD_NAME=\ud800' }), fd: 'self', code: 4, details: 'CNI_ARGS' },
   { name: 'CNI_ARGS pair without =', env: cniEnv('ADD', { CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAME' }), fd: 'self', code: 4, details: 'CNI_ARGS' },
   { name: 'CNI_ARGS with an empty key', env: cniEnv('ADD', { CNI_ARGS: '=web' }), fd: 'self', code: 4, details: 'CNI_ARGS' },
   { name: 'CNI_ARGS with an empty pair', env: cniEnv('DEL', { CNI_ARGS: 'a=1;;b=2' }), code: 4, details: 'CNI_ARGS' },
