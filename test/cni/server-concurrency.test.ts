@@ -45,6 +45,8 @@ describe('CniServer ordering', () => {
     const call = (id: string, command: string) =>
       invokeAgent(t.path, { env: cniEnv(command, { CNI_CONTAINERID: id }), stdin: cniConfig(), netnsFd: self.fd });
 
+    // A failed expectation must not leave handlers parked (close() would wait for them): the gates open on the way out.
+    await using _gates = { [Symbol.asyncDispose]: async () => gates.forEach((g) => g.open()) };
     const addA = call('A', 'ADD');
     await until(() => events.includes('A:ADD start'), 'A:ADD started');
     const delA = call('A', 'DEL');
