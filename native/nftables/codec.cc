@@ -239,11 +239,12 @@ void SetSeq(nl::Writer& w, size_t offset, uint32_t seq) {
   memcpy(const_cast<uint8_t*>(w.data()) + offset + 8, &seq, sizeof seq);
 }
 
-size_t BatchMarker(nl::Writer& w, uint16_t type, uint16_t flags) {
+size_t BatchMarker(nl::Writer& w, uint16_t type, uint16_t flags, uint32_t genId = 0) {
   size_t off = w.BeginMessage(type, flags, 0, NFPROTO_UNSPEC);
   // res_id names the subsystem the batch is for, in network order.
   uint16_t resId = htobe16(NFNL_SUBSYS_NFTABLES);
   memcpy(const_cast<uint8_t*>(w.data()) + off + sizeof(nlmsghdr) + 2, &resId, sizeof resId);
+  if (genId != 0) PutNet32(w, NFNL_BATCH_GENID, genId);
   w.EndMessage(off);
   return off;
 }
@@ -251,9 +252,9 @@ size_t BatchMarker(nl::Writer& w, uint16_t type, uint16_t flags) {
 }  // namespace
 
 bool EncodeBatch(nl::Writer& w, const std::vector<Op>& ops, std::vector<BatchMessage>* messages, size_t* beginOffset,
-                 size_t* endOffset, const char** why) {
+                 size_t* endOffset, const char** why, uint32_t genId) {
   messages->clear();
-  *beginOffset = BatchMarker(w, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST | NLM_F_ACK);
+  *beginOffset = BatchMarker(w, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST | NLM_F_ACK, genId);
   for (size_t i = 0; i < ops.size(); i++) {
     const Op& op = ops[i];
     uint32_t index = static_cast<uint32_t>(i);
@@ -339,6 +340,25 @@ void EncodeGetElement(nl::Writer& w, uint32_t seq, uint8_t family, const std::st
   w.EndNest(elem);
   w.EndNest(list);
   w.EndMessage(off);
+}
+
+void EncodeGetGen(nl::Writer& w, uint32_t seq) {
+  w.EndMessage(w.BeginMessage(MsgType(NFT_MSG_GETGEN), NLM_F_REQUEST | NLM_F_ACK, seq, NFPROTO_UNSPEC));
+}
+
+bool DecodeGen(const uint8_t* payload, size_t len, uint32_t* genId, const char** why) {
+  uint8_t family = 0;
+  bool has = false;
+  bool ok = ForEachAttr(payload, len, &family, why, [&](const nl::Attr& a) {
+    if (a.type != NFTA_GEN_ID) return true;  // the pid and name of the last committer are not podnet's business
+    if (!nl::GetBe32(a, genId)) return Fail(why, "NFTA_GEN_ID not 4 bytes");
+    has = true;
+    return true;
+  });
+  if (!ok) return false;
+  if (!has) return Fail(why, "NEWGEN without NFTA_GEN_ID");
+  if (*genId == 0) return Fail(why, "NFTA_GEN_ID 0, which no kernel hands out");
+  return true;
 }
 
 bool UdataString(const uint8_t* data, size_t len, uint8_t type, std::string* out) {

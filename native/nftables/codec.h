@@ -58,8 +58,11 @@ struct BatchMessage {
 // and a refusal of the whole batch comes as its error). Seqs are given by
 // SetBatchSeqs once the number of messages is known. False with *why on an op
 // the codec cannot encode (an element op without elements, a name too long).
+// genId non-zero goes in BEGIN as NFNL_BATCH_GENID: the kernel then refuses
+// the whole batch with ERESTART unless the ruleset is still at that
+// generation (0 is what the kernel reads as "do not check", and never hands out).
 bool EncodeBatch(nl::Writer& w, const std::vector<Op>& ops, std::vector<BatchMessage>* messages, size_t* beginOffset,
-                 size_t* endOffset, const char** why);
+                 size_t* endOffset, const char** why, uint32_t genId = 0);
 // Writes seqs first (BEGIN), first+1.. (the messages), then END's.
 void SetBatchSeqs(nl::Writer& w, uint32_t first, size_t beginOffset, const std::vector<BatchMessage>& messages,
                   size_t endOffset);
@@ -76,6 +79,9 @@ void EncodeGetSet(nl::Writer& w, uint32_t seq, uint8_t family, const std::string
 void EncodeGetElement(nl::Writer& w, uint32_t seq, uint8_t family, const std::string& table, const std::string& set,
                       const std::vector<uint8_t>& key);
 
+// GETGEN (not a dump, acked): answered with one NEWGEN, whatever the family.
+void EncodeGetGen(nl::Writer& w, uint32_t seq);
+
 // Decoders: false on malformed input, with *why naming what was wrong.
 bool DecodeTable(const uint8_t* payload, size_t len, Table* out, const char** why);
 bool DecodeChain(const uint8_t* payload, size_t len, Chain* out, const char** why);
@@ -84,6 +90,11 @@ bool DecodeRule(const uint8_t* payload, size_t len, Rule* out, const char** why)
 // One NEWSETELEM message: its set and its elements, appended to *out.
 bool DecodeElements(const uint8_t* payload, size_t len, uint8_t* family, std::string* table, std::string* set,
                     std::vector<Element>* out, const char** why);
+
+// One NEWGEN message: its NFTA_GEN_ID. False when the attribute is missing,
+// not 4 bytes, or 0 (no kernel hands out 0, and a batch carrying 0 is not
+// checked: taking it would turn the check off unseen).
+bool DecodeGen(const uint8_t* payload, size_t len, uint32_t* genId, const char** why);
 
 // The value of the first user data record of the given type when it is a
 // NUL-terminated string; false when there is none or the TLVs are malformed.

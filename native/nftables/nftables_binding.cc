@@ -185,8 +185,15 @@ static Napi::Value Listing(Napi::Env env, const std::vector<T>& items, const std
 
 struct RunBatonT : Baton<RunBatonT> {
   std::vector<nft::Op> ops;
-  void Locked() { error = session->Run(ops); }
+  uint32_t genId = 0;
+  void Locked() { error = session->Run(ops, genId); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+};
+
+struct GenerationBaton : Baton<GenerationBaton> {
+  uint32_t genId = 0;
+  void Locked() { error = session->GetGen(&genId); }
+  Napi::Value Result(Napi::Env env) { return Napi::Number::New(env, genId); }
 };
 
 struct DumpBaton {
@@ -419,6 +426,7 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
     return DefineClass(env, "NftablesHandle",
                        {
                            InstanceMethod<&NftablesHandle::Run>("run"),
+                           InstanceMethod<&NftablesHandle::Generation>("generation"),
                            InstanceMethod<&NftablesHandle::Tables>("tables"),
                            InstanceMethod<&NftablesHandle::Chains>("chains"),
                            InstanceMethod<&NftablesHandle::Sets>("sets"),
@@ -434,7 +442,10 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
   // new NftablesHandle(netnsFd, timeoutMs, exchange?)
   explicit NftablesHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NftablesHandle>(info) {
     int timeoutMs = info[1].As<Napi::Number>().Int32Value();
-    session_ = std::make_shared<Session>(nl::TransportFromArgs(info, NETLINK_NETFILTER), timeoutMs);
+    std::unique_ptr<nl::Transport> transport = nl::TransportFromArgs(info, NETLINK_NETFILTER);
+    // Only the kernel sizes dump datagrams by what recvmsg offered before (Session::GetGen).
+    bool primeDumps = transport && !transport->NeedsJsThread();
+    session_ = std::make_shared<Session>(std::move(transport), timeoutMs, primeDumps);
   }
 
  private:
@@ -454,14 +465,20 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
     return RunBaton(info.Env(), std::move(b), false, name);
   }
 
-  // run(ops)
+  // run(ops, genId?): genId a generation read before, which the batch then carries.
   Napi::Value Run(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<RunBatonT>();
+    if (info.Length() > 1 && info[1].IsNumber()) b->genId = info[1].As<Napi::Number>().Uint32Value();
     Napi::Array ops = info[0].As<Napi::Array>();
     b->ops.reserve(ops.Length());
     Props props(info.Env());
     for (uint32_t i = 0; i < ops.Length(); i++) b->ops.push_back(OpFrom(props, ops.Get(i).As<Napi::Object>()));
     return Start(info, std::move(b), "podnet:nftablesRun");
+  }
+
+  // generation(): the ruleset generation (NFT_MSG_GETGEN).
+  Napi::Value Generation(const Napi::CallbackInfo& info) {
+    return Start(info, std::make_unique<GenerationBaton>(), "podnet:nftablesGeneration");
   }
 
   // tables(family) / chains(family, table) / sets(family, table) / rules(family, table) /

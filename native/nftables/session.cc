@@ -77,8 +77,10 @@ class Session::BatchGuard final : public nl::Transport {
   uint32_t messages_ = 0;
 };
 
-Session::Session(std::unique_ptr<nl::Transport> transport, int timeoutMs)
-    : guard_(new BatchGuard(std::move(transport))), engine_(std::unique_ptr<nl::Transport>(guard_), timeoutMs) {}
+Session::Session(std::unique_ptr<nl::Transport> transport, int timeoutMs, bool primeDumps)
+    : primeDumps_(primeDumps),
+      guard_(new BatchGuard(std::move(transport))),
+      engine_(std::unique_ptr<nl::Transport>(guard_), timeoutMs) {}
 
 // The extended ACK's NLMSGERR_ATTR_OFFS: where in the refused message the
 // kernel's complaint points, as a byte offset from its nlmsghdr. The TLVs
@@ -150,12 +152,12 @@ ErrorInfo Session::Lock(std::unique_lock<std::mutex>* lock) {
   return nl::LockSession(mu_, engine_.transport(), "ERR_NFTABLES_REENTERED", "nftables", lock);
 }
 
-ErrorInfo Session::Run(const std::vector<Op>& ops) {
+ErrorInfo Session::Run(const std::vector<Op>& ops, uint32_t genId) {
   w_.Clear();
   std::vector<BatchMessage> messages;
   size_t begin = 0, end = 0;
   const char* why = "";
-  if (!EncodeBatch(w_, ops, &messages, &begin, &end, &why)) {
+  if (!EncodeBatch(w_, ops, &messages, &begin, &end, &why, genId)) {
     ErrorInfo err = SystemError(EINVAL, "sendmsg");
     err.code = "ERR_NFTABLES_ENCODE";
     err.message = std::string("nftables batch cannot be encoded: ") + why;
@@ -181,6 +183,7 @@ ErrorInfo Session::Run(const std::vector<Op>& ops) {
   });
   guard_->Disarm();
   if (err.failed()) return err;
+  received_ = true;
   if (kerr == 0) return ErrorInfo{};
   ErrorInfo info = KernelError(kerr, "run");
   if (failed > 0) {
@@ -205,6 +208,8 @@ ErrorInfo Session::Run(const std::vector<Op>& ops) {
 template <typename Fn>
 ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t seq)>& encode, Fn&& onMessage,
                            const std::function<void()>& reset) {
+  ErrorInfo primed = PrimeDumps();
+  if (primed.failed()) return primed;
   for (int attempt = 0; attempt < kDumpAttempts; attempt++) {
     reset();
     w_.Clear();
@@ -217,6 +222,7 @@ ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t s
       return ErrorInfo{};
     });
     if (err.failed()) return err;
+    received_ = true;
     if (kerr != 0) return KernelError(kerr, what);
     if (!engine_.dump_interrupted()) return ErrorInfo{};
   }
@@ -299,6 +305,7 @@ ErrorInfo Session::GetOne(const char* what, const char* op, uint16_t type, const
       });
   *found = false;
   if (err.failed()) return err;
+  received_ = true;
   if (kerr == ENOENT && !got.empty()) return Malformed(what, "ENOENT after the answer");
   if (kerr == ENOENT) return ErrorInfo{};
   if (kerr != 0) return KernelError(kerr, op);
@@ -306,6 +313,29 @@ ErrorInfo Session::GetOne(const char* what, const char* op, uint16_t type, const
   *found = true;
   *out = std::move(got[0]);
   return ErrorInfo{};
+}
+
+ErrorInfo Session::GetGen(uint32_t* genId) {
+  bool found = false;
+  ErrorInfo err = GetOne(
+      "generation", "generation", MsgType(NFT_MSG_NEWGEN), [&](uint32_t seq) { EncodeGetGen(w_, seq); },
+      [](const uint8_t* p, size_t n, std::vector<uint32_t>* got, const char** why) {
+        uint32_t id = 0;
+        if (!DecodeGen(p, n, &id, why)) return false;
+        got->push_back(id);
+        return true;
+      },
+      &found, genId);
+  if (err.failed()) return err;
+  // GETGEN has nothing to miss: ENOENT is no answer of the kernel's.
+  if (!found) return KernelError(ENOENT, "generation");
+  return ErrorInfo{};
+}
+
+ErrorInfo Session::PrimeDumps() {
+  if (!primeDumps_ || received_) return ErrorInfo{};
+  uint32_t genId = 0;
+  return GetGen(&genId);
 }
 
 ErrorInfo Session::GetSet(uint8_t family, const std::string& table, const std::string& set, bool* found,

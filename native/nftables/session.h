@@ -29,7 +29,9 @@ struct RawMessage {
 
 class Session {
  public:
-  Session(std::unique_ptr<nl::Transport> transport, int timeoutMs);
+  // primeDumps: ask for the generation before the first dump (see GetGen); a
+  // kernel socket needs it, a JS peer does not.
+  Session(std::unique_ptr<nl::Transport> transport, int timeoutMs, bool primeDumps = false);
 
   // Takes the session for one operation; refuses re-entry from a JS peer
   // with ERR_NFTABLES_REENTERED (netlink/session_lock.h).
@@ -39,8 +41,19 @@ class Session {
   // One batch of ops, all or nothing. A kernel refusal is an "nftables"
   // error naming the op (index), and for element ops the first element of
   // the message (element) that failed; a refusal of the batch as a whole
-  // (EPERM, ...) names no op.
-  ErrorInfo Run(const std::vector<Op>& ops);
+  // (EPERM, ...) names no op. genId non-zero: the batch carries it
+  // (NFNL_BATCH_GENID), and a kernel at another generation refuses it whole
+  // with ERESTART, applying nothing.
+  ErrorInfo Run(const std::vector<Op>& ops, uint32_t genId = 0);
+
+  // The ruleset generation (NFT_MSG_GETGEN): it moves with every commit in
+  // the namespace. Reading its answer is also what makes a fresh socket's
+  // dumps whole: the kernel sizes a dump's datagrams by the largest buffer a
+  // recvmsg that returned data has offered (capped near 32 KiB), and before
+  // any has, the first datagram is NLMSG_GOODSIZE (~3.7 KiB); an object that
+  // does not fit ends the dump there, silently. With primeDumps the first
+  // dump of a socket that has received nothing yet asks for it first.
+  ErrorInfo GetGen(uint32_t* genId);
 
   ErrorInfo Tables(uint8_t family, std::vector<Table>* out, std::vector<RawMessage>* raw);
   ErrorInfo Chains(uint8_t family, const std::string& table, std::vector<Chain>* out, std::vector<RawMessage>* raw);
@@ -63,8 +76,13 @@ class Session {
   ErrorInfo DumpAll(const char* what, const std::function<void(uint32_t seq)>& encode, Fn&& onMessage,
                     const std::function<void()>& reset);
 
+  // Asks for the generation when primeDumps and nothing was received yet.
+  ErrorInfo PrimeDumps();
+
   class BatchGuard;
   std::mutex mu_;
+  const bool primeDumps_;
+  bool received_ = false;  // a recvmsg of this session has returned data
   BatchGuard* guard_;  // owned by engine_ (it wraps the transport)
   nl::Engine engine_;
   nl::Writer w_;

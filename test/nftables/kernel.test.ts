@@ -206,6 +206,19 @@ describePrivileged(
         expect(j.set![0]).toMatchObject({ name, comment, elem: [{ elem: { val: '10.1.1.1', comment } }] });
       });
     });
+
+    it('a rule of 128 expressions that nft wrote and podnet listed is written back (its encoded size counted, not a bound)', async () => {
+      await withNft(async (nft, ns) => {
+        // 64 `meta mark 0x..` matches: 128 expressions (a meta load and a cmp each), about 5 KiB encoded.
+        const matches = Array.from({ length: 64 }, (_, i) => `meta mark != 0x${(i + 1).toString(16)}`).join(' ');
+        ns.exec(['nft', '-f', '-'], `table inet t {\n chain c {\n ${matches}\n }\n}\n`);
+        const [listed] = await nft.rules({ family: 'inet', name: 't' });
+        expect(listed!.exprs).toHaveLength(128);
+        await nft.run(nft.transaction().flushChain({ family: 'inet', table: 't', name: 'c' }).addRule({ family: 'inet', table: 't', chain: 'c', exprs: listed!.exprs }));
+        const [again] = await nft.rules({ family: 'inet', name: 't' });
+        expect(Buffer.from(again!.expressions)).toEqual(Buffer.from(listed!.expressions));
+      });
+    });
   },
   missingBinary('nft'),
 );
