@@ -16,12 +16,12 @@ const only = onlyAt >= 0 ? new Set(args[onlyAt + 1].split(',')) : undefined;
 const FULL = {
   singleOps: 12000, singleRounds: 12, cliOps: 60, batchN: 100_000, batchSamples: 9, concurrentN: 10_000, memN: 1_000_000, memSamples: 2,
   rules: 1000, ruleSamples: 31, perRuleRules: 1000, perRuleSamples: 1, spawnOps: 200, zdsOps: 2000, pods: 10_000, podSamples: 3, cycles: 20, resyncPods: 1000,
-  nftOps: 200, nftChunk: 20, nftWarmup: 10, nftElements: 10_000, nftElementSamples: 15, cniRounds: 100, cniWarmup: 5,
+  nftOps: 200, nftChunk: 20, nftWarmup: 10, nftElements: 10_000, nftElementSamples: 15, cniRounds: 200, cniWarmup: 10,
 };
 const CI = {
   singleOps: 4000, singleRounds: 8, cliOps: 24, batchN: 50_000, batchSamples: 5, concurrentN: 10_000, memN: 250_000, memSamples: 1,
   rules: 200, ruleSamples: 9, perRuleRules: 200, perRuleSamples: 1, spawnOps: 60, zdsOps: 500, pods: 2_000, podSamples: 2, cycles: 8, resyncPods: 300,
-  nftOps: 40, nftChunk: 10, nftWarmup: 5, nftElements: 10_000, nftElementSamples: 5, cniRounds: 30, cniWarmup: 3,
+  nftOps: 40, nftChunk: 10, nftWarmup: 5, nftElements: 10_000, nftElementSamples: 5, cniRounds: 60, cniWarmup: 5,
 };
 const cfg = ci ? CI : FULL;
 
