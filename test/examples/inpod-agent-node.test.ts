@@ -1,8 +1,9 @@
 // examples/inpod-agent for real, on a simulated node (a host namespace and a pod namespace the test makes): the
-// agent runs NodeNetwork in the host namespace given by --host-netns, and CNI ADD/DEL over its socket change the
-// kernel's probe set and the pod's rules there. Nothing outside the simulated node's namespaces is touched.
+// agent runs NodeNetwork in the host namespace given by --host-netns, and ADD/CHECK/DEL through the real podnet-cni
+// change the kernel's probe set and the pod's rules there; the state file holds the enrolled pod. Nothing outside
+// the simulated node's namespaces is touched.
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -11,6 +12,7 @@ import { expect, it } from 'vitest';
 import { runInNetns } from '../../lib/index.js';
 import { SimulatedNode } from '../../lib/testing/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
+import { invokeCni } from './cni-runtime.js';
 import { startExample } from './run-example.js';
 import { callAgent as call } from './unix-http.js';
 
@@ -27,7 +29,11 @@ describePrivileged(
       const sim = await SimulatedNode.create({ tag: `t-${process.env.PODNET_TEST_RUN ?? 'x'}`, pods: 1 });
       const dir = mkdtempSync(join(tmpdir(), 'podnet-example-agent-'));
       const socket = join(dir, 'cni.sock');
-      const agent = startExample('examples/inpod-agent/agent.mjs', ['--socket', socket, '--host-netns', sim.host.path]);
+      const health = join(dir, 'health.sock');
+      const stateFile = join(dir, 'state.json');
+      const agent = startExample('examples/inpod-agent/agent.mjs', [
+        ...['--socket', socket, '--host-netns', sim.host.path, '--state-file', stateFile, '--health-socket', health],
+      ]);
       const exited = once(agent, 'exit');
       try {
         const pod = sim.pods[0]!;
@@ -37,19 +43,31 @@ describePrivileged(
         await new Promise<void>((resolve, reject) => {
           createInterface({ input: agent.stdout }).on('line', (line) => {
             lines.push(line);
-            if (line === `agent: listening on ${socket}`) resolve();
+            if (line.startsWith('agent: health on ')) resolve();
           });
           agent.on('exit', (code) => reject(new Error(`agent exited (${code}) before listening: ${stderr}`)));
         });
 
-        const event = { uid: pod.uid, netns: pod.path, ips: [pod.ip] };
-        expect(await call(socket, 'POST', '/cni/add', JSON.stringify(event))).toEqual({ status: 200, json: { ok: true } });
+        const cni = { socketPath: socket, containerId: 'ctr-1', netns: pod.path, ip: pod.ip };
+        const add = await invokeCni({ ...cni, command: 'ADD', args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'web', K8S_POD_UID: pod.uid } });
+        expect(add.status, add.stderr).toBe(0);
         expect(await hostSets(sim)).toMatch(new RegExp(`^${pod.ip.replaceAll('.', '\\.')} comment "${pod.uid}"$`, 'm'));
-        const health = await call(socket, 'GET', '/healthz');
-        expect([health.status, health.json.inSync, health.json.pods.map((p: { uid: string }) => p.uid)]).toEqual([200, true, [pod.uid]]);
+        expect((await invokeCni({ ...cni, command: 'CHECK' })).status).toBe(0);
+        const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+        expect(state.pods).toEqual([{ containerId: 'ctr-1', uid: pod.uid, ips: [pod.ip], ifName: 'eth0' }]);
+        const ok = await call(health, 'GET', '/healthz');
+        expect([ok.status, ok.json.healthy, ok.json.pods.map((p: { uid: string }) => p.uid)]).toEqual([200, true, [pod.uid]]);
 
-        expect((await call(socket, 'POST', '/cni/del', JSON.stringify(event))).status).toBe(200);
+        // Drift in the pod: its rules flushed behind the agent's back. CHECK fails (100, ERR_POD_NOT_IN_SYNC), /healthz says 503.
+        for (const program of ['iptables-nft', 'iptables-legacy']) await runInNetns(pod.path, [program, '-t', 'nat', '-F'], { timeoutMs: 10_000 }).catch(() => undefined);
+        const drift = await invokeCni({ ...cni, command: 'CHECK' });
+        expect([drift.status, drift.json?.code, drift.json?.details]).toEqual([1, 100, 'ERR_POD_NOT_IN_SYNC']);
+        const bad = await call(health, 'GET', '/healthz');
+        expect([bad.status, bad.json.healthy, bad.json.pods[0].inSync]).toEqual([503, false, false]);
+
+        expect((await invokeCni({ ...cni, command: 'DEL' })).status).toBe(0);
         expect(await hostSets(sim)).not.toContain(pod.ip);
+        expect(JSON.parse(readFileSync(stateFile, 'utf8')).pods).toEqual([]);
 
         agent.kill('SIGTERM');
         const [code] = await exited;
