@@ -13,12 +13,12 @@ import { type AgentStepMessage, agentStepChannel, outcomeOf, timing } from '../d
 import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError, isNotFound } from '../errors.js';
 import { ProxyError } from '../proxy/errors.js';
 import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
-import type { ZdsWorkloadInfo } from '../proxy/zds-messages.js';
+import { encodeAs, type ZdsWorkloadInfo } from '../proxy/zds-messages.js';
 import { Ipset } from '../ipset/client.js';
 import type { Iptables } from '../iptables/iptables.js';
 import type { RuleSet } from '../iptables/rule-set.js';
 import type { VerifyResult } from '../iptables/verify.js';
-import type { NetnsLike } from '../netns.js';
+import { Netns, type NetnsLike } from '../netns.js';
 import { checkArray, checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
 import type { Nftables } from '../nftables/client.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
@@ -213,6 +213,8 @@ function publishStep(step: AgentStep, pod: string | undefined, description: stri
 function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
   const p = checkOptions<PodInfo>(name, pod);
   const uid = checkString(`${name}.uid`, p.uid, 255);
+  // A path is checked as every path podnet opens is (PATH_MAX, no NUL, no lone surrogate); a handle is the caller's.
+  if (p.netns !== undefined && !(p.netns instanceof Netns)) checkString(`${name}.netns`, p.netns, 4095);
   const ips = checkArray(`${name}.ips`, p.ips, 'an array of IP addresses', (ip, at) => {
     normalizeIp(ip, at);
     return ip as string;
@@ -231,7 +233,9 @@ function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
     checkString(`${name}.workload.name`, w.name, 253);
     checkString(`${name}.workload.namespace`, w.namespace, 253);
     if (typeof w.serviceAccount !== 'string') throw invalidType(`${name}.workload.serviceAccount`, 'a string', w.serviceAccount);
-    workload = { ...p.workload } as ZdsWorkloadInfo;
+    workload = { name: w.name, namespace: w.namespace, serviceAccount: w.serviceAccount } as ZdsWorkloadInfo;
+    // What the node proxy would refuse (a lone surrogate, a message past ZDS's 1 KiB) is refused before any step.
+    encodeAs(`${name}.`, { kind: 'add', uid, workload });
   }
   return {
     uid,

@@ -14,6 +14,7 @@
 import { create, fromBinary, ScalarType, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { invalidType, invalidValue, checkInteger, checkString } from '../validate.js';
+import { InvalidArgumentError } from '../errors.js';
 import { ZdsError } from './errors.js';
 import {
   Version,
@@ -258,5 +259,19 @@ export function decodeRequest(bytes: Uint8Array): ZdsRequest {
       return { kind: 'snapshotSent' };
     default:
       throw protocolError('ZDS WorkloadRequest has no payload', WorkloadRequestSchema);
+  }
+}
+
+/**
+ * encodeAs runs encodeRequest with req's fields named as the caller's arguments: encodeRequest names them
+ * `req.uid`, `req.workload.name`, ...; prefix replaces `req.` (`''` for addWorkload's own arguments).
+ */
+export function encodeAs(prefix: string, req: ZdsRequest): Uint8Array {
+  try {
+    return encodeRequest(req);
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError) || !err.argument.startsWith('req.')) throw err;
+    const name = prefix + err.argument.slice('req.'.length);
+    throw new InvalidArgumentError(err.message.replace(err.argument, name), err.code as 'ERR_INVALID_ARG_VALUE', name);
   }
 }

@@ -4,7 +4,6 @@
  */
 import { EventEmitter } from 'node:events';
 
-import { InvalidArgumentError } from '../errors.js';
 import { Netns } from '../netns.js';
 import { toLogger, type Logger } from '../logger.js';
 import { SeqpacketServer } from '../unix/server.js';
@@ -12,7 +11,7 @@ import type { SeqpacketSocket } from '../unix/socket.js';
 import { checkArray, checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { asProxyError, ZdsConnection, type DisconnectReason, type ProxyPeer } from './connection.js';
 import { ProxyError } from './errors.js';
-import { encodeRequest, ZdsVersion, type ZdsRequest, type ZdsWorkloadInfo } from './zds-messages.js';
+import { encodeAs, encodeRequest, ZdsVersion, type ZdsWorkloadInfo } from './zds-messages.js';
 
 /** ZtunnelServerOptions are the options of ZtunnelServer.listen. */
 export interface ZtunnelServerOptions {
@@ -85,19 +84,6 @@ function checkUid(uid: unknown): string {
   return checkString('uid', uid);
 }
 
-/**
- * encodeAs runs encodeRequest with req's fields named as the caller's arguments: encodeRequest names them
- * `req.uid`, `req.workload.name`, ...; prefix replaces `req.` (`''` for addWorkload's own arguments).
- */
-function encodeAs(prefix: string, req: ZdsRequest): Uint8Array {
-  try {
-    return encodeRequest(req);
-  } catch (err) {
-    if (!(err instanceof InvalidArgumentError) || !err.argument.startsWith('req.')) throw err;
-    const name = prefix + err.argument.slice('req.'.length);
-    throw new InvalidArgumentError(err.message.replace(err.argument, name), err.code as 'ERR_INVALID_ARG_VALUE', name);
-  }
-}
 
 /** ownNetns takes a handle of the server's own on netns, refusing anything that is not an open network namespace. */
 function ownNetns(name: string, netns: unknown): Netns {
