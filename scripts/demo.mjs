@@ -6,23 +6,32 @@
 // test/fixtures/ztunnel-player.py (python3) playing ztunnel: it takes each pod's netns fd and listens inside it. The
 // player is reaped and the folder removed at the end, on errors, and on SIGINT/SIGTERM.
 //
+// The final part takes a pod through the real CNI chain: the example agent's wiring (examples/inpod-agent) listens
+// with CniServer, and a conflist of bridge (host-local IPAM, its dataDir in the temporary folder), loopback and
+// podnet-cni is run the way a runtime runs it, in the simulated node's host namespace: ADD plugin by plugin, each
+// given the previous result as prevResult, then DEL in reverse. The pod's namespace is made for it and deleted at the
+// end, on errors, and on SIGINT/SIGTERM. The CNI plugins come from /usr/lib/cni (containernetworking-plugins).
+//
 // PODNET_DEMO_TAG (or --tag NAME) puts NAME into every namespace name (podnet-NAME-<pid>-<n>-...), default 'demo'.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-import { INPOD_ROUTING, Ipset, Netns, NodeNetwork, Rtnetlink, ZtunnelServer, runInNetns } from '../dist/index.js';
+import { INPOD_ROUTING, Ipset, Netns, NodeNetwork, Rtnetlink, ZtunnelServer, cniPluginPath, runInNetns } from '../dist/index.js';
 import { SimulatedNode, echoWho, startEchoWho } from '../dist/testing/index.js';
+import { startNodeAgent } from '../examples/inpod-agent/node-agent.mjs';
 
 const argTag = process.argv.indexOf('--tag');
 const tag = argTag >= 0 ? process.argv[argTag + 1] : process.env.PODNET_DEMO_TAG || 'demo';
 const SET = 'istio-inpod-probes-v4';
 const PLAYER = fileURLToPath(new URL('../test/fixtures/ztunnel-player.py', import.meta.url));
 const PLAYER_DEADLINE_MS = 20_000;
+const CNI_PLUGIN_DIR = '/usr/lib/cni';
 
 const line = (step, text) => console.log(`${`[${step}]`.padEnd(12)} ${text}`);
 // Once interrupted, the walk-through stops at its next step instead of racing the cleanup.
@@ -42,6 +51,8 @@ let interrupted;
 let socketDir;
 let ztunnel;
 const players = [];
+let cniAgent;
+let cniPodNetns;
 
 // One cleanup for every way out (end, error, signal); a second caller waits for the first.
 let cleaning;
@@ -50,6 +61,11 @@ function cleanup() {
     // The server is stopped while its namespace still exists (it exits on its own deadline otherwise).
     const running = server ?? (await serverStarting?.catch(() => undefined));
     await running?.stop().catch(() => undefined);
+    // The CNI agent first: no request is served while the rest goes away.
+    if (cniAgent) {
+      await withDeadline(cniAgent.stop(), 10_000).catch(() => undefined);
+      cniAgent = undefined;
+    }
     // Players first (each holds pod netns fds), then the agent side; stop() waits until the child is reaped.
     if (players.length > 0) {
       const ends = [];
@@ -64,6 +80,11 @@ function cleanup() {
       socketDir = undefined;
     }
     ipset?.close();
+    if (cniPodNetns) {
+      await runInNetns(undefined, ['ip', 'netns', 'del', cniPodNetns], { timeoutMs: 10_000 }).catch(() => undefined);
+      line('cleanup', `deleted the CNI pod's namespace ${cniPodNetns}`);
+      cniPodNetns = undefined;
+    }
     // A build still under way sees the abort at its next step and deletes what it made before it rejects.
     const node = sim ?? (await simCreating?.catch(() => undefined));
     if (node) {
@@ -91,6 +112,11 @@ process.on('SIGTERM', () => onSignal('SIGTERM'));
 // Last resort for paths that skip the finally block (an uncaught error elsewhere): synchronous deletion.
 process.on('exit', () => {
   for (const p of players) p.kill('SIGKILL');
+  try {
+    if (cniPodNetns) rmSync(`/run/netns/${cniPodNetns}`, { force: true });
+  } catch {
+    // As below.
+  }
   try {
     if (socketDir) rmSync(socketDir, { recursive: true, force: true });
   } catch {
@@ -349,7 +375,8 @@ async function main() {
   const left = await hostRuleLines();
   say('stop', `host SNAT rules left: ${left.length}, probe sets left: ${(await ipset.listNames()).length}`);
 
-  await proxyHandoff(label);
+  const player = await proxyHandoff(label);
+  await cniChain(player);
 }
 
 /**
@@ -433,6 +460,109 @@ async function proxyHandoff(label) {
   network = undefined;
   const left = await hostRuleLines();
   say('proxy', `NodeNetwork stopped: host SNAT rules left: ${left.length}, probe sets left: ${(await ipset.listNames()).length}`);
+  return second;
+}
+
+/** runPlugin runs one CNI plugin in the node's host namespace as a runtime does: CNI_* in env, the config on stdin. */
+async function runPlugin(path, env, config) {
+  const r = await runInNetns(sim.host.path, [path], { env, stdin: JSON.stringify(config), timeoutMs: 30_000 });
+  const out = r.stdout.trim();
+  if (r.exitCode !== 0) throw new Error(`${config.type} ${env.CNI_COMMAND} exited ${r.exitCode}: ${out} ${r.stderr.trim()}`);
+  return out === '' ? undefined : JSON.parse(out);
+}
+
+/**
+ * The final part: a pod through the real CNI chain. The example agent's wiring runs NodeNetwork with the ZDS server
+ * and player of the proxy part and listens for podnet-cni; the conflist's plugins run as a runtime runs them, and
+ * pod B's first connection to the new pod lands on the player's listener inside it.
+ */
+async function cniChain(player) {
+  const [, B] = sim.pods;
+  const label = (uid) => (uid === podUid ? `${uid} (pod P)` : uid);
+  const podUid = randomUUID();
+  const containerId = `demo${process.pid}`;
+  cniPodNetns = `podnet-${tag}-${process.pid}-cni-pod`;
+  await runInNetns(undefined, ['ip', 'netns', 'add', cniPodNetns], { timeoutMs: 10_000 }).then((r) => {
+    if (r.exitCode !== 0) throw new Error(`ip netns add failed: ${r.stderr.trim()}`);
+  });
+  const netnsPath = `/run/netns/${cniPodNetns}`;
+  say('cni', `pod P: namespace ${cniPodNetns}, uid ${podUid}, container ${containerId}`);
+
+  const socketPath = join(socketDir, 'cni.sock');
+  cniAgent = await startNodeAgent({ socketPath, hostNetns: sim.host.path, proxy: ztunnel, log: (text) => say('cni', `agent: ${text}`) });
+  const dataDir = join(socketDir, 'host-local');
+  const conflist = {
+    cniVersion: '1.0.0',
+    name: 'podnet-demo',
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: 'cni-podnet0',
+        isGateway: true,
+        ipMasq: false,
+        ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.245.0.0/24' }]], routes: [{ dst: '0.0.0.0/0' }] },
+      },
+      { type: 'loopback' },
+      { type: 'podnet-cni', socketPath, timeoutMs: 10_000 },
+    ],
+  };
+  say('cni', `conflist ${conflist.name}: ${conflist.plugins.map((p) => p.type).join(', ')} (host-local dataDir ${dataDir})`);
+  const pathOf = (type) => (type === 'podnet-cni' ? cniPluginPath() : join(CNI_PLUGIN_DIR, type));
+  const env = (command) => ({
+    CNI_COMMAND: command,
+    CNI_CONTAINERID: containerId,
+    CNI_NETNS: netnsPath,
+    CNI_IFNAME: 'eth0',
+    CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=demo;K8S_POD_NAME=pod-p;K8S_POD_UID=${podUid}`,
+    CNI_PATH: CNI_PLUGIN_DIR,
+  });
+  const configOf = (plugin, prevResult) => ({
+    cniVersion: conflist.cniVersion,
+    name: conflist.name,
+    ...plugin,
+    ...(prevResult === undefined ? {} : { prevResult }),
+  });
+
+  let result;
+  const from = player.events.length;
+  for (const plugin of conflist.plugins) {
+    // Each plugin's result is the next one's prevResult; a plugin that prints nothing passes the last one on.
+    result = (await runPlugin(pathOf(plugin.type), env('ADD'), configOf(plugin, result))) ?? result;
+    say('cni', `ADD ${plugin.type}: exit 0, result ips ${result?.ips?.map((i) => i.address).join(', ') ?? 'none'}`);
+  }
+  const podIp = result.ips[0].address.split('/')[0];
+  const add = await player.waitFor(isEvent('add', { uid: podUid }), from);
+  const listening = await player.waitFor(isEvent('listening', { uid: podUid }), from);
+  say('cni', `pod P ${podIp}: handed to the proxy, netns inode ${netnsInode(netnsPath)}; player got netns inode ${add.netnsInode}, listens on ${listening.port} there`);
+  say('cni', `pod P ${await probeEntries(label)}`);
+
+  const before = player.events.length;
+  const answer = await echoWho(B.path, podIp, 8080);
+  say('cni', `pod B -> P:8080 answered: ${answer}`);
+  if (answer.startsWith('ztunnel-player ')) {
+    const conn = await player.waitFor(isEvent('conn'), before);
+    say('cni', `  player's listener in pod P: original destination ${conn.origDst} (${conn.origDstSource}), from ${conn.peer.replace(/:\d+$/, '')}`);
+  }
+
+  const beforeDel = player.events.length;
+  for (const plugin of [...conflist.plugins].reverse()) {
+    await runPlugin(pathOf(plugin.type), env('DEL'), configOf(plugin, result));
+    say('cni', `DEL ${plugin.type}: exit 0`);
+  }
+  await player.waitFor(isEvent('ack', { request: 'del', uid: podUid }), beforeDel);
+  const dels = player.events.slice(beforeDel).filter(isEvent('del')).map((e) => label(e.uid));
+  say('cni', `player got del for ${dels.join(', ')}; ${await probeEntries(label)}; host-local leases left: ${leases(dataDir)}`);
+  const agent = cniAgent;
+  cniAgent = undefined;
+  await agent.stop();
+  say('cni', `agent stopped: probe sets left: ${(await ipset.listNames()).length}, CNI socket left: ${existsSync(socketPath)}`);
+}
+
+/** leases counts host-local's address files (one per leased IP) in its network's folder. */
+function leases(dataDir) {
+  const dir = join(dataDir, 'podnet-demo');
+  if (!existsSync(dir)) return 0;
+  return readdirSync(dir).filter((f) => /^\d+\.\d+\.\d+\.\d+$/.test(f)).length;
 }
 
 let failed = false;

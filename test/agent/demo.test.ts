@@ -177,6 +177,47 @@ describePrivileged(
       expect(out).toContain(`[cleanup]    removed the socket folder ${socketDir}\n`);
       expect(existsSync(socketDir!)).toBe(false);
       expect(pids.filter(alive)).toEqual([]);
+
+      // The CNI part: bridge, loopback and podnet-cni run as a runtime runs them; the agent enrolls pod P on ADD.
+      const p = /^\[cni\] +pod P: namespace (\S+), uid ([0-9a-f-]{36}), container (\S+)$/m.exec(out);
+      expect(p, 'pod P announced').not.toBeNull();
+      const [, podNs, uidP, containerId] = p!;
+      expect(podNs).toMatch(new RegExp(`^podnet-${run.tag}-\\d+-cni-pod$`));
+      const cniLines = out.split('\n').filter((l) => l.startsWith('[cni]')).map((l) => l.replace(/^\[cni\] {8}/, ''));
+      const cniSocket = `${socketDir}/cni.sock`;
+      expect(cniLines).toEqual([
+        `pod P: namespace ${podNs}, uid ${uidP}, container ${containerId}`,
+        'agent: node network started',
+        `agent: listening on ${cniSocket}`,
+        `conflist podnet-demo: bridge, loopback, podnet-cni (host-local dataDir ${socketDir}/host-local)`,
+        'ADD bridge: exit 0, result ips 10.245.0.2/24',
+        'ADD loopback: exit 0, result ips 10.245.0.2/24',
+        `agent: ADD ${containerId} pod ${uidP} 10.245.0.2`,
+        'ADD podnet-cni: exit 0, result ips 10.245.0.2/24',
+        expect.stringMatching(new RegExp('^pod P 10\\.245\\.0\\.2: handed to the proxy, netns inode (\\d+); player got netns inode \\1, listens on 15006 there$')),
+        `pod P istio-inpod-probes-v4: 10.245.0.2 owner ${uidP} (pod P)`,
+        `pod B -> P:8080 answered: ztunnel-player ${uidP} 10.245.0.2:8080`,
+        "  player's listener in pod P: original destination 10.245.0.2:8080 (SO_ORIGINAL_DST), from 10.244.0.11",
+        `agent: DEL ${containerId} pod ${uidP}`,
+        'DEL podnet-cni: exit 0',
+        'DEL loopback: exit 0',
+        'DEL bridge: exit 0',
+        `player got del for ${uidP} (pod P); istio-inpod-probes-v4 is empty; host-local leases left: 0`,
+        'agent stopped: probe sets left: 0, CNI socket left: false',
+      ]);
+      expect(out).toContain(`[cleanup]    deleted the CNI pod's namespace ${podNs}\n`);
+    });
+
+    it('deletes the CNI pod namespace, the agent socket and the socket folder when a SIGINT arrives during the CNI part', async () => {
+      const run = await runDemo({ timeoutMs: 90_000, interrupt: 'SIGINT', at: /^\[cni\] +ADD bridge: exit 0/m });
+      expect(run.stdout).toContain('SIGINT: interrupted, cleaning up');
+      expect(run.code, run.stderr).toBe(130);
+      const podNs = /^\[cni\] +pod P: namespace (\S+),/m.exec(run.stdout)![1]!;
+      expect(run.stdout).toContain(`[cleanup]    deleted the CNI pod's namespace ${podNs}\n`);
+      const { socketDir, pids } = proxyFacts(run.stdout);
+      expect(existsSync(socketDir!)).toBe(false);
+      expect(pids.filter(alive)).toEqual([]);
+      expect(ownNamespaces(run.tag)).toEqual([]);
     });
 
     it('reaps the ztunnel player and removes its socket folder when a SIGTERM arrives during the proxy part', async () => {
