@@ -39,6 +39,17 @@ export function render(cases: readonly BadInputCase[]): string {
     }
     out.push('');
   }
+  out.push(
+    '## cni',
+    '',
+    "A CNI request's bad input (each `CNI_*` variable missing or malformed, a config that is not JSON or over 1 MiB, a",
+    'prevResult of another or an unknown cniVersion, a netns that is not one, a peer that is not allowed) is answered',
+    'with a CNI error code before any handler runs, so nothing changes. The table of every case and its code is in',
+    '[docs/cni-server.md](cni-server.md#bad-input-and-its-answer), kept equal to test/cni/server-input.test.ts, which',
+    "runs each; podnet-cni's own refusals (a config it cannot scan, an environment the request cannot carry) are run by",
+    'test/cni/plugin-config.test.ts and test/cni/plugin.test.ts.',
+    '',
+  );
   return out.join('\n');
 }
 
