@@ -439,3 +439,32 @@ export class NftablesError extends PodnetError {
     this.netns = context.netns;
   }
 }
+
+/**
+ * NftablesGenerationError means the ruleset moved on under a change planned at an older generation: the kernel refused
+ * the batch, which carried the generation its plan was read at (NFNL_BATCH_GENID), with ERESTART (`code` 'ERESTART',
+ * errno -85), as many times as it was planned again (`attempts`). Nothing of a refused batch is applied, so no one's
+ * write is lost; the error is retryable: read and plan again (reconcile does) once the namespace is quieter.
+ */
+export class NftablesGenerationError extends NftablesError {
+  /** Always true: the refused change can be planned again from a fresh listing. */
+  readonly retryable = true;
+  /** How many times the change was planned and refused. */
+  readonly attempts: number;
+  /** The generation the last refused batch carried. */
+  readonly generation: number;
+
+  constructor(message: string, context: NftablesErrorContext & { attempts: number; generation: number }, options?: { cause?: unknown }) {
+    super(message, 'ERESTART', -85, context, options);
+    this.attempts = context.attempts;
+    this.generation = context.generation;
+  }
+}
+
+/**
+ * isGenerationChanged tells whether err is nf_tables refusing a batch planned at an older ruleset generation (an
+ * NftablesGenerationError, or any ERESTART refusal): nothing was applied, and planning again may succeed.
+ */
+export function isGenerationChanged(err: unknown): boolean {
+  return codeOf(err) === 'ERESTART';
+}

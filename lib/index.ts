@@ -41,7 +41,7 @@ export * from './iptables/index.js';
 export * from './rtnetlink/index.js';
 export { RtnetlinkError, type RtnetlinkErrorContext } from './errors.js';
 export * from './nftables/index.js';
-export { NftablesError, type NftablesErrorContext } from './errors.js';
+export { NftablesError, NftablesGenerationError, isGenerationChanged, type NftablesErrorContext } from './errors.js';
 export {
   IptablesRestoreError,
   IptablesLockTimeoutError,

@@ -302,8 +302,13 @@ export interface RawNftOp {
 
 /** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
 export interface RawNftablesHandle {
-  /** One batch, all or nothing; rejects with an 'nftables' error naming index (op) and element when the kernel did. */
-  run(ops: RawNftOp[]): Promise<void>;
+  /**
+   * One batch, all or nothing; rejects with an 'nftables' error naming index (op) and element when the kernel did.
+   * genId (non-zero) goes in the batch as NFNL_BATCH_GENID: at another generation the kernel refuses it whole (ERESTART).
+   */
+  run(ops: RawNftOp[], genId?: number): Promise<void>;
+  /** The ruleset generation (NFT_MSG_GETGEN's NFTA_GEN_ID), never 0. */
+  generation(): Promise<number>;
   tables(family: number): Promise<RawNftListing<RawNftTable>>;
   chains(family: number, table: string): Promise<RawNftListing<RawNftChain>>;
   sets(family: number, table: string): Promise<RawNftListing<RawNftSet>>;

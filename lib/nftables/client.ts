@@ -4,20 +4,20 @@
  * one sendmsg, one kernel transaction, all or nothing. Element adds are exclusive (EEXIST on a duplicate); replacing
  * is explicit. Operations run one after another in call order.
  */
-import { NftablesError, PodnetError, withCallerStack } from '../errors.js';
+import { NftablesError, NftablesGenerationError, PodnetError, withCallerStack } from '../errors.js';
 import { native, type RawNftSet, type RawNftablesHandle } from '../native.js';
 import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
 import type { Netns } from '../netns.js';
-import { checkString, invalidType } from '../validate.js';
+import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { addressKey } from './address-key.js';
 import { withContext } from './errors.js';
 import { elementOf, isIntervalSet, isRangeEnd, listing, rangeHolding, toChain, toElements, toRule, toSet, toTable } from './listing.js';
 import { FAMILIES } from './names.js';
 import type { NftVerifyResult } from './ruleset-diff.js';
-import { applyRuleset, carriedElements, removeRuleset, verifyRuleset } from './ruleset-ops.js';
+import { applyRuleset, reconcileRuleset, removeRuleset, verifyRuleset } from './ruleset-ops.js';
 import { type NftRuleset, checkRuleset } from './ruleset.js';
 import { NftTransaction } from './transaction.js';
-import type { NftChain, NftElement, NftElementSpec, NftFamily, NftListing, NftRule, NftSet, NftTable, NftTableRef, NftablesOpenOptions } from './types.js';
+import type { NftChain, NftElement, NftElementSpec, NftFamily, NftListing, NftRule, NftRunOptions, NftSet, NftTable, NftTableRef, NftablesOpenOptions } from './types.js';
 
 const K = native.nftablesConstants;
 
@@ -30,6 +30,13 @@ async function tableMustExist(h: RawNftablesHandle, family: number, name: string
 /** setOf is the set, asked for alone; undefined when it went since the element request before. */
 async function setOf(h: RawNftablesHandle, family: number, table: string, name: string): Promise<RawNftSet | undefined> {
   return (await h.getSet(family, table, name)) ?? undefined;
+}
+
+/** The options of run(): only `generation`, a generation() read (1..2^32-1: the kernel hands out no 0). */
+function checkRunOptions(value: unknown): number | undefined {
+  const o = checkOptions<NftRunOptions>('options', value);
+  for (const k of Object.keys(o)) if (k !== 'generation') throw invalidValue(`options.${k}`, 'none (options are generation)', (o as Record<string, unknown>)[k]);
+  return o.generation === undefined ? undefined : checkInteger('options.generation', o.generation, 1, 0xffffffff);
 }
 
 function checkTable(value: unknown): { family: number; name: string } {
@@ -113,13 +120,44 @@ export class Nftables implements Disposable {
    * run sends the transaction as one batch: everything in it is applied, or nothing. Throws the transaction's first
    * argument error (InvalidArgumentError) before anything is sent; a kernel refusal is an NftablesError whose `index`
    * and `object` name the op that caused it (and `element`, for element ops, the first element of the refused part).
+   * With `{ generation }` (what generation() read before the listing the transaction was planned from) a batch the
+   * ruleset moved on from is refused whole with NftablesGenerationError (`ERESTART`, `isGenerationChanged`).
    */
-  async run(tx: NftTransaction): Promise<void> {
+  async run(tx: NftTransaction, options: NftRunOptions = {}): Promise<void> {
     if (!(tx instanceof NftTransaction)) return Promise.reject(invalidType('tx', 'an NftTransaction', tx));
+    let generation: number | undefined;
+    try {
+      generation = checkRunOptions(options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (tx.error) return Promise.reject(tx.error);
     const { ops, opAt } = tx.compile();
     if (ops.length === 0) return this.#serial('run', undefined, async () => undefined);
-    return this.#serial('run', undefined, (h) => h.run(ops), opAt);
+    const run = this.#serial('run', undefined, (h) => h.run(ops, generation), opAt);
+    if (generation === undefined) return run;
+    const caller = new Error();
+    const at = generation;
+    return withCallerStack(
+      run.catch((err: unknown) => {
+        if (!(err instanceof NftablesError) || err.code !== 'ERESTART') throw err;
+        throw new NftablesGenerationError(
+          `nftables run: the ruleset is no longer at generation ${at} (a transaction committed since); nothing was applied`,
+          { operation: 'run', netns: err.netns, attempts: 1, generation: at },
+          { cause: err },
+        );
+      }),
+      caller,
+    );
+  }
+
+  /**
+   * generation reads the ruleset generation (NFT_MSG_GETGEN): a number that changes with every transaction committed
+   * in the namespace, by anyone. Read it before listing and pass it to run() as `{ generation }` so that a plan made
+   * from that listing is never applied over a change made since.
+   */
+  async generation(): Promise<number> {
+    return this.#serial('generation', undefined, (h) => h.generation());
   }
 
   /**
@@ -243,16 +281,14 @@ export class Nftables implements Disposable {
    * reconcile applies the ruleset when verify finds drift, deleting in the same transaction the chains and sets of
    * its tables that it does not have or has in another kind; a set remade with the same key type (its flags or size
    * changed) keeps its elements, added back in that transaction; a set whose key type changed starts empty. Resolves
-   * whether it changed anything (a second call changes nothing). Throws and rejects as verify and apply do.
+   * whether it changed anything (a second call changes nothing). The transaction carries the generation read before
+   * the listing, so a write committed in between (an element added to a set it remakes) is never undone: the kernel
+   * refuses the batch and reconcile lists and plans again, a few times (RECONCILE_ATTEMPTS), then rejects with the
+   * retryable NftablesGenerationError (`ERESTART`), having applied nothing. Otherwise throws and rejects as verify
+   * and apply do.
    */
   async reconcile(ruleset: NftRuleset): Promise<{ changed: boolean }> {
-    const checked = checkRuleset(ruleset);
-    const { result, remake } = await verifyRuleset(this, checked);
-    if (result.inSync) return { changed: false };
-    // Chains and sets in its tables that it does not have (or has in another kind) go in the same transaction, and
-    // a set remade in its key type gets its elements back in it.
-    await applyRuleset(this, checked, remake, await carriedElements(this, remake));
-    return { changed: true };
+    return reconcileRuleset(this, checkRuleset(ruleset));
   }
 
   /**

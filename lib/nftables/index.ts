@@ -45,6 +45,7 @@ export type {
   NftRule,
   NftRuleRef,
   NftRuleSpec,
+  NftRunOptions,
   NftSet,
   NftSetFlag,
   NftSetKeyType,

@@ -2,7 +2,7 @@
  * Writing, checking and removing an NftRuleset through a client (Nftables.apply / verify / reconcile / remove call
  * these). apply is one transaction, so a refused object leaves every table as it was.
  */
-import { isNotFound } from '../errors.js';
+import { NftablesGenerationError, isGenerationChanged, isNotFound } from '../errors.js';
 import { type ListedTable, type NftVerifyResult, type Remake, diffTable, ownedDrift } from './ruleset-diff.js';
 import { type NftRulesetTable, ownedNotWanted } from './ruleset.js';
 import type { NftTransaction } from './transaction.js';
@@ -11,7 +11,8 @@ import type { NftChain, NftElement, NftFamily, NftRule, NftSet, NftTable, NftTab
 /** The client calls a ruleset needs (Nftables has them; named here so this file does not import the client). */
 export interface RulesetClient {
   transaction(): NftTransaction;
-  run(tx: NftTransaction): Promise<void>;
+  run(tx: NftTransaction, options?: { generation?: number }): Promise<void>;
+  generation(): Promise<number>;
   tables(family?: NftFamily): Promise<NftTable[]>;
   chains(table: NftTableRef): Promise<NftChain[]>;
   sets(table: NftTableRef): Promise<NftSet[]>;
@@ -37,15 +38,21 @@ const ref = (t: NftTableRef): NftTableRef => ({ family: t.family, name: t.name }
 
 const NOTHING_TO_REMAKE: Remake = { chains: [], sets: [] };
 
+/** How many times reconcile lists and plans again after the kernel refused its batch for a stale generation. */
+export const RECONCILE_ATTEMPTS = 5;
+
 /**
  * applyRuleset writes the ruleset in one transaction. Without a listing first it cannot know of chains and sets in
- * its tables that it does not have: those stay, and `remake` (what verify found) names them for deletion.
+ * its tables that it does not have: those stay, and `remake` (what verify found) names them for deletion. A plan
+ * made from a listing passes the generation the listing was read at, so that the kernel refuses the batch (ERESTART)
+ * if anything committed since.
  */
 export async function applyRuleset(
   nft: RulesetClient,
   ruleset: CheckedRuleset,
   remake: Remake = NOTHING_TO_REMAKE,
   carried: CarriedElements[] = [],
+  generation?: number,
 ): Promise<void> {
   const tx = nft.transaction();
   for (const t of ruleset.tables) {
@@ -64,7 +71,37 @@ export async function applyRuleset(
   // Unwanted tables go last, so the wanted ones get the handles `nft -f` of the same rules gives them. Each is added
   // first, so one already gone is no error.
   for (const t of ownedNotWanted(ruleset.tables, ruleset.owned)) tx.addTable(ref(t)).deleteTable(ref(t));
-  await nft.run(tx);
+  await nft.run(tx, generation === undefined ? {} : { generation });
+}
+
+/**
+ * reconcileRuleset reads the generation, lists, plans and sends the plan carrying that generation. The plan copies
+ * what it listed (the elements of a set it remakes), so a write committed between the listing and the batch would be
+ * undone by it: the kernel refuses such a batch with ERESTART instead, and it is listed and planned again, up to
+ * `attempts` times; then NftablesGenerationError.
+ */
+export async function reconcileRuleset(nft: RulesetClient, ruleset: CheckedRuleset, attempts = RECONCILE_ATTEMPTS): Promise<{ changed: boolean }> {
+  let last: unknown;
+  let generation = 0;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    // Read before the listing: a commit after it moves the generation the batch is checked against.
+    generation = await nft.generation();
+    const { result, remake } = await verifyRuleset(nft, ruleset);
+    if (result.inSync) return { changed: false };
+    try {
+      await applyRuleset(nft, ruleset, remake, await carriedElements(nft, remake), generation);
+      return { changed: true };
+    } catch (err) {
+      if (!isGenerationChanged(err)) throw err;
+      last = err;
+    }
+  }
+  const netns = (last as { netns?: string } | undefined)?.netns;
+  throw new NftablesGenerationError(
+    `nftables reconcile: the ruleset changed between its listing and its transaction in each of ${attempts} attempts (another client is writing); nothing was applied, retry`,
+    { operation: 'reconcile', netns, attempts, generation },
+    { cause: last },
+  );
 }
 
 export async function removeRuleset(nft: RulesetClient, ruleset: CheckedRuleset): Promise<void> {

@@ -323,3 +323,12 @@ export interface NftRule {
 
 /** NftRawRule is another name for NftRule. */
 export type NftRawRule = NftRule;
+
+/** NftRunOptions are the options of Nftables.run. */
+export interface NftRunOptions {
+  /**
+   * generation is a value generation() returned: the batch carries it, and the kernel refuses the batch whole (an
+   * NftablesGenerationError, nothing applied) when any transaction in the namespace committed since it was read.
+   */
+  generation?: number;
+}
