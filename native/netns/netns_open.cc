@@ -9,6 +9,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <string>
+
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
 #endif
@@ -46,8 +48,28 @@ ErrorInfo IdentifyNetns(int fd, NetnsIdentity* id) {
 
 ErrorInfo OpenNetns(const std::string& path, int* fd, NetnsIdentity* id) {
   *fd = -1;
-  int nfd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (nfd < 0) return SystemError(errno, "open").With("path", path);
+  // O_PATH first: it opens nothing (a FIFO would block open() until a writer
+  // came, a device could act on it), yet says which filesystem the file is on.
+  int pathFd = open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (pathFd < 0) return SystemError(errno, "open").With("path", path);
+  struct statfs fs;
+  if (fstatfs(pathFd, &fs) != 0) {
+    int err = errno;
+    close(pathFd);
+    return SystemError(err, "fstatfs").With("path", path);
+  }
+  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) {
+    close(pathFd);
+    return NotANetns("fstatfs", "'" + path + "'").With("path", path);
+  }
+  // The real open goes through the O_PATH fd, so it is the same nsfs inode
+  // whatever the path names by now; setns and the ioctl need a real open.
+  // O_NONBLOCK all the same: nothing here may wait.
+  std::string self = "/proc/self/fd/" + std::to_string(pathFd);
+  int nfd = open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  int openErr = errno;
+  close(pathFd);
+  if (nfd < 0) return SystemError(openErr, "open").With("path", path);
 
   ErrorInfo err = IdentifyNetns(nfd, id);
   if (err.failed()) {

@@ -1,11 +1,14 @@
 // JS surface of native/spawn: spawnInNetns(netnsFd, argv, env, stdin,
 // timeoutMs, maxOutputBytes, feed?) -> Promise<result>, where feed is a
 // StdinFeed whose bytes become stdin as they are written. Arguments are
-// checked in lib/spawn.ts; here only their types are converted.
+// checked in lib/spawn.ts; here only their types are converted. A worker
+// starts the program; the loop watches it from then on.
 #include "spawn/spawn_binding.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <memory>
@@ -13,7 +16,6 @@
 #include "spawn/spawn_run.h"
 #include "spawn/stdin_feed.h"
 #include "util/js_error.h"
-#include "util/promise_worker.h"
 
 namespace podnet {
 
@@ -27,29 +29,125 @@ std::vector<std::string> StringArray(const Napi::Value& value) {
   return out;
 }
 
-struct SpawnBaton {
-  SpawnRequest request;
-  SpawnResult result;
-  ErrorInfo error;
+Napi::Object ResultObject(Napi::Env env, const SpawnResult& result) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("exitCode", result.signal.empty() ? Napi::Value(Napi::Number::New(env, result.exitCode)) : env.Null());
+  out.Set("signal", result.signal.empty() ? env.Null() : Napi::Value(Napi::String::New(env, result.signal)));
+  out.Set("stdout", Napi::Buffer<char>::Copy(env, result.stdoutData.data(), result.stdoutData.size()));
+  out.Set("stderr", Napi::Buffer<char>::Copy(env, result.stderrData.data(), result.stderrData.size()));
+  out.Set("timedOut", result.timedOut);
+  out.Set("outputLimitExceeded", result.outputLimitExceeded);
+  out.Set("path", result.path);
+  out.Set("durationMs", result.durationMs);
+  return out;
+}
 
-  ~SpawnBaton() {
-    if (request.netnsFd >= 0) close(request.netnsFd);
+// A run being watched on the loop: the promise to settle when the child is
+// reaped, and the hook that kills the child if the environment goes first.
+struct WatchedRun {
+  Napi::Env env;
+  Napi::Promise::Deferred deferred;
+  Napi::AsyncContext context;
+  SpawnWatch* watch = nullptr;
+
+  WatchedRun(Napi::Env e, Napi::Promise::Deferred d) : env(e), deferred(d), context(e, "podnet:spawnInNetns") {}
+
+  static void OnEnvCleanup(void* arg) {
+    auto* run = static_cast<WatchedRun*>(arg);
+    if (run->watch != nullptr) run->watch->Abort();
+    delete run;
   }
 
-  void Execute() { error = RunToEnd(request, &result); }
-
-  Napi::Value Result(Napi::Env env) {
-    Napi::Object out = Napi::Object::New(env);
-    out.Set("exitCode", result.signal.empty() ? Napi::Value(Napi::Number::New(env, result.exitCode)) : env.Null());
-    out.Set("signal", result.signal.empty() ? env.Null() : Napi::Value(Napi::String::New(env, result.signal)));
-    out.Set("stdout", Napi::Buffer<char>::Copy(env, result.stdoutData.data(), result.stdoutData.size()));
-    out.Set("stderr", Napi::Buffer<char>::Copy(env, result.stderrData.data(), result.stderrData.size()));
-    out.Set("timedOut", result.timedOut);
-    out.Set("outputLimitExceeded", result.outputLimitExceeded);
-    out.Set("path", result.path);
-    out.Set("durationMs", result.durationMs);
-    return out;
+  void Settle(SpawnResult& result) {
+    napi_remove_env_cleanup_hook(env, OnEnvCleanup, this);
+    watch = nullptr;
+    try {
+      Napi::HandleScope scope(env);
+      // Settling outside any JS frame: the scope runs the microtasks (the
+      // awaiting code) when it closes, as Node does after its callbacks.
+      Napi::CallbackScope callbackScope(env, context);
+      try {
+        deferred.Resolve(ResultObject(env, result));
+      } catch (const Napi::Error& e) {
+        deferred.Reject(e.Value());
+      }
+    } catch (...) {
+      // No JS frame to throw into and the scopes failed: nothing else to do.
+    }
+    delete this;
   }
+};
+
+// Only the start (resolving the binary, vfork, setns and execve in the child)
+// runs on a libuv worker; once the program runs it holds no thread, the loop
+// watches it (SpawnWatch).
+class StartWorker final : public Napi::AsyncWorker {
+ public:
+  StartWorker(Napi::Env env, std::unique_ptr<SpawnRequest> request)
+      : Napi::AsyncWorker(env, "podnet:spawnStart"), deferred_(Napi::Promise::Deferred::New(env)), request_(std::move(request)) {}
+
+  ~StartWorker() override {
+    if (request_->netnsFd >= 0) close(request_->netnsFd);
+  }
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  SpawnRequest& request() { return *request_; }
+
+ private:
+  void Execute() override {
+    try {
+      error_ = StartProgram(*request_, &child_);
+    } catch (const std::bad_alloc&) {
+      error_ = SystemError(ENOMEM, "malloc");
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    if (error_.failed()) {
+      deferred_.Reject(MakeError(env, error_));
+      return;
+    }
+    uv_loop_t* loop = nullptr;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok) {
+      Abandon();
+      deferred_.Reject(MakeError(env, SystemError(EINVAL, "uv_loop")));
+      return;
+    }
+    auto* run = new WatchedRun(env, deferred_);
+    int uvErr = 0;
+    run->watch = SpawnWatch::Start(loop, *request_, &child_, [run](SpawnResult& result) { run->Settle(result); }, &uvErr);
+    if (run->watch == nullptr) {
+      delete run;
+      deferred_.Reject(MakeError(env, SystemError(-uvErr, "uv_poll_init").With("path", child_.path)));
+      return;
+    }
+    napi_add_env_cleanup_hook(env, WatchedRun::OnEnvCleanup, run);
+  }
+
+  void OnError(const Napi::Error& e) override {
+    Abandon();
+    deferred_.Reject(e.Value());
+  }
+
+  // A started child nobody will watch: killed and reaped here.
+  void Abandon() {
+    if (child_.pid < 0) return;
+    kill(-child_.pid, SIGKILL);
+    kill(child_.pid, SIGKILL);
+    while (waitpid(child_.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    for (int fd : {child_.stdinFd, child_.stdoutFd, child_.stderrFd, child_.pidFd}) {
+      if (fd >= 0) close(fd);
+    }
+    child_.pid = -1;
+  }
+
+  Napi::Promise::Deferred deferred_;
+  std::unique_ptr<SpawnRequest> request_;
+  StartedChild child_;
+  ErrorInfo error_;
 };
 
 // new StdinFeed(); feed.write(buffer); feed.end(). The running program
@@ -95,26 +193,32 @@ class StdinFeedWrap : public Napi::ObjectWrap<StdinFeedWrap> {
 
 Napi::Value SpawnInNetns(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto baton = std::make_unique<SpawnBaton>();
+  auto request = std::make_unique<SpawnRequest>();
+  // The deadline counts from the call, whatever waits before the start.
+  request->calledAtMs = MonotonicMs();
   int netnsFd = info[0].As<Napi::Number>().Int32Value();
   if (netnsFd >= 0) {
     // A private duplicate: the caller may close its handle (and the number be
     // reused for another file) while the child is being started.
-    baton->request.netnsFd = fcntl(netnsFd, F_DUPFD_CLOEXEC, 0);
-    if (baton->request.netnsFd < 0) ThrowError(env, SystemError(errno, "fcntl"));
+    request->netnsFd = fcntl(netnsFd, F_DUPFD_CLOEXEC, 0);
+    if (request->netnsFd < 0) ThrowError(env, SystemError(errno, "fcntl"));
   }
-  baton->request.argv = StringArray(info[1]);
-  baton->request.env = StringArray(info[2]);
+  auto worker = std::make_unique<StartWorker>(env, std::move(request));
+  SpawnRequest& req = worker->request();
+  req.argv = StringArray(info[1]);
+  req.env = StringArray(info[2]);
   if (info[3].IsBuffer()) {
     auto input = info[3].As<Napi::Buffer<char>>();
-    baton->request.stdinData.assign(input.Data(), input.Length());
+    req.stdinData.assign(input.Data(), input.Length());
   }
-  baton->request.timeoutMs = info[4].As<Napi::Number>().Int64Value();
-  baton->request.maxOutputBytes = static_cast<size_t>(info[5].As<Napi::Number>().Int64Value());
+  req.timeoutMs = info[4].As<Napi::Number>().Int64Value();
+  req.maxOutputBytes = static_cast<size_t>(info[5].As<Napi::Number>().Int64Value());
   if (info.Length() > 6 && info[6].IsObject()) {
-    baton->request.stdinFeed = StdinFeedWrap::Unwrap(info[6].As<Napi::Object>())->feed();
+    req.stdinFeed = StdinFeedWrap::Unwrap(info[6].As<Napi::Object>())->feed();
   }
-  return PromiseWorker<SpawnBaton>::Queue(env, "podnet:spawnInNetns", std::move(baton));
+  Napi::Promise promise = worker->Promise();
+  worker.release()->Queue();  // the worker deletes itself after OnOK/OnError
+  return promise;
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "spawn/spawn_run.h"
 
 #include <errno.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "spawn/spawn_child.h"
 
@@ -17,91 +18,8 @@ namespace podnet {
 
 namespace {
 
-int64_t NowMs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-// Owns a started child until it is reaped: whatever path leaves RunToEnd
-// (including an exception), no zombie and no running orphan is left behind.
-class ChildGuard {
- public:
-  explicit ChildGuard(pid_t pid) : pid_(pid) {}
-  ~ChildGuard() {
-    if (reaped_) return;
-    KillGroup();
-    Wait(nullptr);
-  }
-
-  void KillGroup() {
-    // The group takes whatever the program started; the pid itself in case
-    // the program left the group. Once reaped the pid may belong to someone
-    // else, but the group id cannot be reused while any member lives.
-    kill(-pid_, SIGKILL);
-    if (!reaped_) kill(pid_, SIGKILL);
-  }
-
-  // Blocking wait; only called once the child has exited or been killed.
-  void Wait(int* status) {
-    int st = 0;
-    while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
-    }
-    reaped_ = true;
-    if (status != nullptr) *status = st;
-  }
-
-  // Non-blocking: true when the child has exited (and is now reaped).
-  bool TryWait(int* status) {
-    pid_t r;
-    do {
-      r = waitpid(pid_, status, WNOHANG);
-    } while (r < 0 && errno == EINTR);
-    if (r == pid_) reaped_ = true;
-    return reaped_;
-  }
-
-  bool reaped() const { return reaped_; }
-
- private:
-  pid_t pid_;
-  bool reaped_ = false;
-};
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { Close(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  bool open() const { return fd_ >= 0; }
-  void Close() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
-
-// Reads what is available now, up to a bound so that a program writing
-// faster than we read cannot keep us away from the deadline and limit checks;
-// false once the writer has closed (EOF or error).
-bool Drain(int fd, std::string* into) {
-  char buf[65536];
-  for (int chunk = 0; chunk < 16; chunk++) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n > 0) {
-      into->append(buf, static_cast<size_t>(n));
-      continue;
-    }
-    if (n == 0) return false;
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK;
-  }
-  return true;
-}
+// Without a pidfd (kernels before 5.3) the exit is checked this often.
+constexpr uint64_t kReapTickMs = 5;
 
 std::string SignalName(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -109,120 +27,329 @@ std::string SignalName(int sig) {
   return std::string("SIG") + abbrev;
 }
 
+void ReapBlocking(pid_t pid, int* status) {
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (status != nullptr) *status = st;
+}
+
 }  // namespace
 
-ErrorInfo RunToEnd(const SpawnRequest& request, SpawnResult* result) {
-  // The feed's eventfd goes with the run, on every path out: left to the JS
-  // object's finalizer it closed at some later GC, in the middle of whatever
-  // ran then (an fd count of another test saw it vanish).
-  struct FeedCloser {
-    StdinFeed* feed;
-    ~FeedCloser() {
-      if (feed != nullptr) feed->Close();
-    }
-  } feedCloser{request.stdinFeed.get()};
-  const int64_t started = NowMs();
-  const int64_t deadline = started + request.timeoutMs;
+int64_t MonotonicMs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
 
+ErrorInfo StartProgram(const SpawnRequest& request, StartedChild* child) {
   std::string path;
   ErrorInfo err = ResolveProgram(request.argv.at(0), &path);
   if (err.failed()) return err;
-  result->path = path;
   PreparedExec exec(path, request.argv, request.env);
-
-  pid_t pid = -1;
   ChildPipes pipes;
+  pid_t pid = -1;
   err = StartChild(exec, request.netnsFd, &pid, &pipes);
   if (err.failed()) return err;
-  ChildGuard child(pid);
-  Fd in(pipes.stdinFd), out(pipes.stdoutFd), errOut(pipes.stderrFd);
-
-  // A pidfd lets poll() wake on the child's exit; without one (kernels before
-  // 5.3) the loop polls in short slices and checks with WNOHANG.
-  Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-
-  // What goes to stdin: the request's bytes, or a feed's, gathered in fed as
-  // they come. The request's are not copied (an ipset restore sends megabytes).
-  std::string fed;
-  const std::string& input = request.stdinFeed ? fed : request.stdinData;
-  bool inputComplete = !request.stdinFeed;
-  size_t written = 0;
-  int status = 0;
-  bool exited = false;
-
-  while (out.open() || errOut.open() || !exited) {
-    if (in.open() && inputComplete && written == input.size()) in.Close();  // EOF for the program
-    int64_t remaining = deadline - NowMs();
-    if (remaining <= 0) {
-      result->timedOut = true;
-      break;
-    }
-    struct pollfd fds[5];
-    int nfds = 0;
-    int inIdx = -1, outIdx = -1, errIdx = -1, pidIdx = -1, feedIdx = -1;
-    if (in.open() && written < input.size()) {
-      inIdx = nfds;
-      fds[nfds++] = {in.get(), POLLOUT, 0};
-    }
-    if (in.open() && !inputComplete) {
-      feedIdx = nfds;
-      fds[nfds++] = {request.stdinFeed->fd(), POLLIN, 0};
-    }
-    if (out.open()) {
-      outIdx = nfds;
-      fds[nfds++] = {out.get(), POLLIN, 0};
-    }
-    if (errOut.open()) {
-      errIdx = nfds;
-      fds[nfds++] = {errOut.get(), POLLIN, 0};
-    }
-    int waitMs = static_cast<int>(std::min<int64_t>(remaining, 1000));
-    if (!exited && pidfd.open()) {
-      pidIdx = nfds;
-      fds[nfds++] = {pidfd.get(), POLLIN, 0};
-    } else if (!exited) {
-      waitMs = std::min(waitMs, 5);
-    }
-
-    int ready = poll(fds, static_cast<nfds_t>(nfds), waitMs);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      return SystemError(errno, "poll").With("path", path);
-    }
-
-    if (feedIdx >= 0 && fds[feedIdx].revents != 0) inputComplete = request.stdinFeed->Take(&fed);
-    if (inIdx >= 0 && (fds[inIdx].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      ssize_t n = write(in.get(), input.data() + written, input.size() - written);
-      if (n > 0) written += static_cast<size_t>(n);
-      // EPIPE: the program closed its stdin and does not want the rest.
-      if (n < 0 && errno != EAGAIN && errno != EINTR) in.Close();
-    }
-    if (outIdx >= 0 && fds[outIdx].revents != 0 && !Drain(out.get(), &result->stdoutData)) out.Close();
-    if (errIdx >= 0 && fds[errIdx].revents != 0 && !Drain(errOut.get(), &result->stderrData)) errOut.Close();
-
-    if (result->stdoutData.size() + result->stderrData.size() > request.maxOutputBytes) {
-      result->outputLimitExceeded = true;
-      break;
-    }
-    if (!exited && (pidIdx < 0 || fds[pidIdx].revents != 0)) exited = child.TryWait(&status);
-  }
-
-  if (!exited) {
-    child.KillGroup();
-    child.Wait(&status);
-  } else if (result->timedOut) {
-    // The program ended but something it started still holds the pipes.
-    child.KillGroup();
-  }
-  in.Close();
-
-  if (WIFEXITED(status)) {
-    result->exitCode = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result->signal = SignalName(WTERMSIG(status));
-  }
-  result->durationMs = static_cast<double>(NowMs() - started);
+  child->pid = pid;
+  child->path = path;
+  child->stdinFd = pipes.stdinFd;
+  child->stdoutFd = pipes.stdoutFd;
+  child->stderrFd = pipes.stderrFd;
+  // PIDFD_NONBLOCK is irrelevant: the fd is only polled. pidfds are always close-on-exec.
+  child->pidFd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   return ErrorInfo{};
+}
+
+SpawnWatch::SpawnWatch(uv_loop_t* loop, const SpawnRequest& request, StartedChild* child, Done done)
+    : loop_(loop),
+      feed_(request.stdinFeed),
+      stdinData_(request.stdinFeed ? std::string() : request.stdinData),
+      inputComplete_(!request.stdinFeed),
+      calledAtMs_(request.calledAtMs),
+      deadlineMs_(request.calledAtMs + request.timeoutMs),
+      maxOutput_(request.maxOutputBytes),
+      pid_(child->pid),
+      done_(std::move(done)) {
+  result_.path = child->path;
+  in_.fd = std::exchange(child->stdinFd, -1);
+  out_.fd = std::exchange(child->stdoutFd, -1);
+  err_.fd = std::exchange(child->stderrFd, -1);
+  exit_.fd = std::exchange(child->pidFd, -1);
+  child->pid = -1;
+}
+
+SpawnWatch* SpawnWatch::Start(uv_loop_t* loop, const SpawnRequest& request, StartedChild* child, Done done, int* uvErr) {
+  auto* watch = new SpawnWatch(loop, request, child, std::move(done));
+  *uvErr = watch->Begin();
+  if (*uvErr == 0) return watch;
+  watch->finished_ = true;
+  watch->KillGroup();
+  ReapBlocking(watch->pid_, nullptr);
+  watch->CloseAll();
+  watch->DeleteIfClosed();
+  return nullptr;
+}
+
+int SpawnWatch::OpenPoll(Polled* p, int fd) {
+  p->fd = fd;
+  int rc = uv_poll_init(loop_, &p->poll, fd);
+  if (rc != 0) return rc;
+  p->poll.data = this;
+  p->open = true;
+  openHandles_++;
+  return 0;
+}
+
+void SpawnWatch::Watch(Polled* p, int events) {
+  if (!p->open || p->events == events) return;
+  p->events = events;
+  if (events == 0) {
+    uv_poll_stop(&p->poll);
+  } else {
+    uv_poll_start(&p->poll, events, PollCb);
+  }
+}
+
+void SpawnWatch::ClosePolled(Polled* p) {
+  if (p->open) {
+    // uv_close takes the fd out of epoll at once, so closing it next is safe.
+    uv_close(reinterpret_cast<uv_handle_t*>(&p->poll), CloseCb);
+    p->open = false;
+  }
+  if (p != &feedPoll_ && p->fd >= 0) close(p->fd);  // the feed's eventfd is the feed's own
+  p->fd = -1;
+  p->events = 0;
+}
+
+int SpawnWatch::Begin() {
+  int rc = uv_timer_init(loop_, &deadlineTimer_);
+  if (rc != 0) return rc;
+  deadlineTimer_.data = this;
+  deadlineOpen_ = true;
+  openHandles_++;
+  int64_t remaining = std::max<int64_t>(0, deadlineMs_ - MonotonicMs());
+  uv_timer_start(&deadlineTimer_, TimerCb, static_cast<uint64_t>(remaining), 0);
+
+  if (exit_.fd >= 0) {
+    if ((rc = OpenPoll(&exit_, exit_.fd)) != 0) return rc;
+    Watch(&exit_, UV_READABLE);
+  } else {
+    if ((rc = uv_timer_init(loop_, &reapTimer_)) != 0) return rc;
+    reapTimer_.data = this;
+    reapTimerOpen_ = true;
+    openHandles_++;
+    uv_timer_start(&reapTimer_, TimerCb, kReapTickMs, kReapTickMs);
+  }
+  if ((rc = OpenPoll(&out_, out_.fd)) != 0) return rc;
+  Watch(&out_, UV_READABLE);
+  if ((rc = OpenPoll(&err_, err_.fd)) != 0) return rc;
+  Watch(&err_, UV_READABLE);
+  if ((rc = OpenPoll(&in_, in_.fd)) != 0) return rc;
+  if (feed_) {
+    if ((rc = OpenPoll(&feedPoll_, feed_->fd())) != 0) return rc;
+    Watch(&feedPoll_, UV_READABLE);
+  }
+  UpdateStdin();
+  return 0;
+}
+
+void SpawnWatch::PollCb(uv_poll_t* handle, int status, int events) {
+  static_cast<SpawnWatch*>(handle->data)->OnPoll(handle, status);
+}
+
+void SpawnWatch::TimerCb(uv_timer_t* handle) { static_cast<SpawnWatch*>(handle->data)->OnTimer(handle); }
+
+void SpawnWatch::CloseCb(uv_handle_t* handle) {
+  auto* watch = static_cast<SpawnWatch*>(handle->data);
+  if (--watch->openHandles_ == 0 && watch->finished_) delete watch;
+}
+
+void SpawnWatch::OnPoll(uv_poll_t* handle, int status) {
+  if (finished_) return;
+  if (handle == &exit_.poll) {
+    OnChildExit();
+  } else if (handle == &out_.poll) {
+    ReadOutput(&out_, &result_.stdoutData);
+  } else if (handle == &err_.poll) {
+    ReadOutput(&err_, &result_.stderrData);
+  } else if (handle == &feedPoll_.poll) {
+    TakeFeed();
+  } else if (handle == &in_.poll) {
+    // An error status (the reader went away) shows up as EPIPE in the write.
+    WriteStdin();
+  }
+}
+
+void SpawnWatch::OnTimer(uv_timer_t* handle) {
+  if (finished_) return;
+  if (handle == &reapTimer_) {
+    if (ChildExited()) OnChildExit();
+    return;
+  }
+  // The loop's clock may lag the real one: a deadline never fires early.
+  int64_t now = MonotonicMs();
+  if (now < deadlineMs_) {
+    uv_timer_start(&deadlineTimer_, TimerCb, static_cast<uint64_t>(deadlineMs_ - now), 0);
+    return;
+  }
+  if (killed_) return;
+  result_.timedOut = true;
+  KillGroup();
+}
+
+// Reads what is there now, up to a bound per wake-up so that one fast writer
+// cannot keep the loop from everything else; closes the fd at EOF.
+void SpawnWatch::ReadOutput(Polled* p, std::string* into) {
+  char buf[65536];
+  for (int chunk = 0; chunk < 16 && p->fd >= 0; chunk++) {
+    ssize_t n = read(p->fd, buf, sizeof buf);
+    if (n > 0) {
+      into->append(buf, static_cast<size_t>(n));
+      if (result_.stdoutData.size() + result_.stderrData.size() > maxOutput_ && !killed_) {
+        result_.outputLimitExceeded = true;
+        KillGroup();
+        return;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    ClosePolled(p);  // EOF, or an error that ends the stream
+    return;
+  }
+}
+
+void SpawnWatch::WriteStdin() {
+  const std::string& input = feed_ ? fed_ : stdinData_;
+  while (in_.fd >= 0 && written_ < input.size()) {
+    ssize_t n = write(in_.fd, input.data() + written_, input.size() - written_);
+    if (n > 0) {
+      written_ += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // EPIPE: the program closed its stdin and does not want the rest.
+    ClosePolled(&in_);
+    return;
+  }
+  UpdateStdin();
+}
+
+void SpawnWatch::TakeFeed() {
+  inputComplete_ = feed_->Take(&fed_);
+  if (inputComplete_) ClosePolled(&feedPoll_);
+  WriteStdin();
+}
+
+void SpawnWatch::UpdateStdin() {
+  if (in_.fd < 0) return;
+  const std::string& input = feed_ ? fed_ : stdinData_;
+  if (written_ < input.size()) {
+    Watch(&in_, UV_WRITABLE);
+    return;
+  }
+  if (inputComplete_) {
+    ClosePolled(&in_);  // EOF for the program
+    return;
+  }
+  Watch(&in_, 0);
+}
+
+void SpawnWatch::KillGroup() {
+  // The group takes whatever the program started. Called only while the
+  // child is unreaped (running or a zombie), so its pid, which is the group
+  // id, cannot have been reused.
+  kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);
+  killed_ = true;
+  // What the killed processes wrote no longer matters once the run failed.
+  if (result_.timedOut || result_.outputLimitExceeded) {
+    Watch(&out_, 0);
+    Watch(&err_, 0);
+  }
+}
+
+// Without reaping, so that the group id stays reserved until KillGroup ran.
+bool SpawnWatch::ChildExited() {
+  siginfo_t info;
+  memset(&info, 0, sizeof info);
+  int rc;
+  do {
+    rc = waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
+  } while (rc < 0 && errno == EINTR);
+  return rc < 0 || info.si_pid == pid_;
+}
+
+void SpawnWatch::OnChildExit() {
+  if (!result_.timedOut && !result_.outputLimitExceeded) {
+    // The program's own exit ends the run: what it wrote is in the pipes
+    // now. Descendants still in its group go with it, before anything reads
+    // on, so none can keep the pipes busy.
+    kill(-pid_, SIGKILL);
+    if (out_.fd >= 0) ReadOutput(&out_, &result_.stdoutData);
+    if (err_.fd >= 0) ReadOutput(&err_, &result_.stderrData);
+    // A descendant outside the group may still write; what came is enough.
+    for (int round = 0; round < 64 && !result_.outputLimitExceeded && (out_.fd >= 0 || err_.fd >= 0); round++) {
+      size_t before = result_.stdoutData.size() + result_.stderrData.size();
+      if (out_.fd >= 0) ReadOutput(&out_, &result_.stdoutData);
+      if (err_.fd >= 0) ReadOutput(&err_, &result_.stderrData);
+      if (result_.stdoutData.size() + result_.stderrData.size() == before) break;
+    }
+  }
+  int status = 0;
+  ReapBlocking(pid_, &status);  // it has exited: no wait
+  Finish(status);
+}
+
+void SpawnWatch::Finish(int status) {
+  finished_ = true;
+  if (WIFEXITED(status)) {
+    result_.exitCode = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result_.signal = SignalName(WTERMSIG(status));
+  }
+  result_.durationMs = static_cast<double>(MonotonicMs() - calledAtMs_);
+  CloseAll();
+  Done done = std::move(done_);
+  done_ = nullptr;
+  if (done) done(result_);
+  DeleteIfClosed();
+}
+
+void SpawnWatch::CloseAll() {
+  // The feed's eventfd goes with the run, on every path out: left to the JS
+  // object's finalizer it would close at some later GC, in the middle of
+  // whatever runs then.
+  ClosePolled(&feedPoll_);  // out of epoll before the feed closes its eventfd
+  if (feed_) feed_->Close();
+  ClosePolled(&in_);
+  ClosePolled(&out_);
+  ClosePolled(&err_);
+  ClosePolled(&exit_);
+  if (reapTimerOpen_) {
+    reapTimerOpen_ = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&reapTimer_), CloseCb);
+  }
+  if (deadlineOpen_) {
+    deadlineOpen_ = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&deadlineTimer_), CloseCb);
+  }
+}
+
+void SpawnWatch::DeleteIfClosed() {
+  if (openHandles_ == 0) delete this;
+}
+
+void SpawnWatch::Abort() {
+  if (finished_) return;
+  finished_ = true;
+  done_ = nullptr;
+  KillGroup();
+  ReapBlocking(pid_, nullptr);
+  CloseAll();
+  DeleteIfClosed();
 }
 
 }  // namespace podnet
