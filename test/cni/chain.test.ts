@@ -138,6 +138,7 @@ describePrivileged(
       await rt.del(pod.attachment);
       expect(commandsRun(rt.runs)).toEqual(['DEL podnet-cni 0', 'DEL loopback 0', 'DEL bridge 0']);
       expect(rt.runs[0]!.stdout).toBe('');
+      expect(rt.runs[0]!.stderr).toContain(node.cniSocket);
       expect(node.ipamReservations()).toEqual([]);
       expect(await node.probeEntries()).toEqual([]);
       expect(await node.podnetStateInPod(pod)).toEqual([]);

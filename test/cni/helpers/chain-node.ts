@@ -293,6 +293,10 @@ export class ChainNode implements AsyncDisposable {
     for (const pod of this.pods) await attempt(`deleting ${pod.ns.name}`, () => pod.ns.delete());
     await attempt(`deleting ${this.host.name}`, () => this.host.delete());
     await attempt(`removing ${this.dir}`, () => rmSync(this.dir, { recursive: true, force: true }));
+    // What the node made must be gone: its namespaces (the bridge and veth ends went with the host one) and folder.
+    for (const path of [this.dir, this.host.path, ...this.pods.map((p) => p.ns.path)]) {
+      if (existsSync(path)) problems.push(new Error(`chain node cleanup: ${path} is still there`));
+    }
     if (problems.length > 0) throw new AggregateError(problems, problems.map((p) => p.message).join('; '));
   }
 }
