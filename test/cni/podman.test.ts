@@ -21,7 +21,7 @@ import { CLI_ENV, TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { startZtunnelPlayer, type PlayerEvent, type ZtunnelPlayer } from '../helpers/ztunnel-player.js';
 import { PLUGIN } from './helpers/plugin-run.js';
-import { leftovers, restoreHost, snapshotHost, type HostSnapshot } from './helpers/podman-host.js';
+import { leftovers, restoreHost, runtimeNetnsFiles, snapshotHost, type HostSnapshot } from './helpers/podman-host.js';
 import { BUSYBOX, describeExit, Podman, PODMAN_TIMEOUT_MS } from './helpers/podman-run.js';
 
 const execFileAsync = promisify(execFile);
@@ -39,6 +39,8 @@ interface AgentCall {
   command: string;
   uid: string;
   podName: string | undefined;
+  /** CNI_NETNS as podman gave it. */
+  netnsPath: string | undefined;
   ips: string[];
   netnsInode: number | undefined;
   /** ADD: the entries after addPod; DEL: the entries before removePod (the container has run by then). */
@@ -124,6 +126,7 @@ describePrivileged(
             command: 'ADD',
             uid: req.containerId,
             podName: req.pod?.name,
+            netnsPath: req.netnsPath,
             ips: req.ips,
             netnsInode: req.netns?.inode,
             probes: await probeEntries(),
@@ -139,7 +142,7 @@ describePrivileged(
             agentErrors.push(err);
             throw err;
           }
-          calls.push({ command: 'DEL', uid: req.containerId, podName: req.pod?.name, ips, netnsInode: req.netns?.inode, probes });
+          calls.push({ command: 'DEL', uid: req.containerId, podName: req.pod?.name, netnsPath: req.netnsPath, ips, netnsInode: req.netns?.inode, probes });
         },
       });
 
@@ -198,7 +201,7 @@ describePrivileged(
           problems.push(`${what}: ${(err as Error)?.message ?? String(err)}`);
         }
       };
-      if (dir !== undefined && ns !== undefined) {
+      if ((podman as Podman | undefined) !== undefined) {
         // Containers a failed case left behind (their DEL may fail with the agent down; the files go below anyway).
         await attempt('podman rm -af', () => podman.call(['rm', '-a', '-f', '-t', '0']));
       }
@@ -228,6 +231,9 @@ describePrivileged(
       // The one line the player's listener inside the pod answers, naming the original destination.
       expect(exit.stdout).toBe(`ztunnel-player ${add.uid} ${GATEWAY}:80\n`);
       expect(add.uid).toMatch(/^[0-9a-f]{64}$/);
+      // podman names the container; the netns is one it made in /run/netns and removes with the container.
+      expect(add.podName).toMatch(/^\w+_\w+$/);
+      expect(add.netnsPath).toMatch(/^\/run\/netns\/netns-[0-9a-f-]{36}$/);
       expect(add.ips).toHaveLength(1);
       const [ip] = add.ips;
       expect(ip).toMatch(new RegExp(`^10\\.89\\.${SUBNET_OCTET}\\.\\d+$`));
@@ -249,6 +255,7 @@ describePrivileged(
       expect(ztunnel!.workloads.map((w) => w.uid)).not.toContain(add.uid);
       await player!.waitFor(isEvent('del', { uid: add.uid, known: true }), DEADLINE_MS, from);
       expect(calls.filter((c) => c.uid === add.uid).map((c) => c.command)).toEqual(['ADD', 'DEL']);
+      expect(existsSync(add.netnsPath!)).toBe(false);
       expect(agentErrors).toEqual([]);
     });
 
@@ -283,6 +290,8 @@ describePrivileged(
       expect(ztunnel!.workloads.map((w) => w.uid)).not.toContain(id);
       await player!.waitFor(isEvent('del', { uid: id, known: true }), DEADLINE_MS, from);
       expect((await podman.ok(['ps', '-a', '-q', '--no-trunc'])).trim()).toBe('');
+      expect(add.netnsPath).toMatch(/^\/run\/netns\/netns-[0-9a-f-]{36}$/);
+      expect(existsSync(add.netnsPath!)).toBe(false);
       expect(agentErrors).toEqual([]);
     };
 
@@ -304,6 +313,7 @@ describePrivileged(
       const socket = cni!.path;
       await cni!.close();
       const before = calls.length;
+      const netnsBefore = runtimeNetnsFiles();
       const name = `podnet-refused-${process.pid}`;
       const exit = await podman.call(['run', '--rm', '--name', name, ...podman.runFlags, '--network', NETWORK, IMAGE, 'sleep', '300']);
       expect(exit.code, describeExit(exit)).not.toBe(0);
@@ -314,6 +324,8 @@ describePrivileged(
       const all = await podman.ok(['ps', '-a', '--no-trunc', '--format', '{{.ID}} {{.Names}} {{.State}}', '--filter', `name=^${name}$`]);
       expect(running.trim(), all).toBe('');
       expect(all.trim()).toBe('');
+      // The netns podman made for it went with it.
+      expect([...runtimeNetnsFiles()].filter((n) => !netnsBefore.has(n))).toEqual([]);
     });
   },
   extraGap(),

@@ -26,7 +26,8 @@ export interface HostSnapshot {
   netnsFiles: Set<string>;
 }
 
-function runtimeNetnsFiles(): Set<string> {
+/** runtimeNetnsFiles lists the netns files a runtime made in /run/netns (`netns-<uuid>` under podman). */
+export function runtimeNetnsFiles(): Set<string> {
   return new Set(readdirSync(NETNS_DIR).filter((n) => n.startsWith('netns-')));
 }
 
