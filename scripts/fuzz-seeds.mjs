@@ -327,7 +327,7 @@ export function writeRtnetlinkSeeds(fixturesDir, outDir) {
 const NFT = {
   control: 65,
   subsys: 10,
-  msg: { NEWTABLE: 0, GETTABLE: 1, DELTABLE: 2, NEWCHAIN: 3, GETCHAIN: 4, DELCHAIN: 5, NEWRULE: 6, GETRULE: 7, DELRULE: 8, NEWSET: 9, GETSET: 10, DELSET: 11, NEWSETELEM: 12, GETSETELEM: 13, DELSETELEM: 14 },
+  msg: { NEWTABLE: 0, GETTABLE: 1, DELTABLE: 2, NEWCHAIN: 3, GETCHAIN: 4, DELCHAIN: 5, NEWRULE: 6, GETRULE: 7, DELRULE: 8, NEWSET: 9, GETSET: 10, DELSET: 11, NEWSETELEM: 12, GETSETELEM: 13, DELSETELEM: 14, NEWGEN: 15, GETGEN: 16 },
   batchBegin: 16,
   families: [1, 2, 10, 7], // kFamilies
   dumpFamilies: [0, 1, 2, 10], // kDumpFamilies
@@ -511,5 +511,49 @@ export function writeNftablesSeeds(fixturesDir, outDir) {
     for (let seq = 0; seq <= 5; seq++) acks.push(echoError(seq === at ? -17 : 0, seq, 0));
     seeds.add(`batch-split-error-at-${at}`, [nftControl(0, [[0, 3, 0]], descs), ...(at === 0 ? [acks[0]] : acks)]);
   }
+  writeNftGenerationSeeds(seeds);
   return seeds.count;
+}
+
+// NEWGEN as the kernel answers GETGEN: NFTA_GEN_ID, _PROC_PID, _PROC_NAME, res_id the generation's low 16 bits.
+function newGen(gen) {
+  const attr = (type, value) => {
+    const a = Buffer.alloc(4 + ((value.length + 3) & ~3));
+    a.writeUInt16LE(4 + value.length, 0);
+    a.writeUInt16LE(type, 2);
+    value.copy(a, 4);
+    return a;
+  };
+  const be32 = (v) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(v >>> 0, 0);
+    return b;
+  };
+  const body = Buffer.concat([Buffer.from([0, 0, (gen >> 8) & 0xff, gen & 0xff]), attr(1, be32(gen)), attr(2, be32(4242)), attr(3, Buffer.from('nft\0'))]);
+  const h = Buffer.alloc(16);
+  h.writeUInt32LE(16 + body.length, 0);
+  h.writeUInt16LE((NFT.subsys << 8) | NFT.msg.NEWGEN, 4);
+  return Buffer.concat([h, body]);
+}
+
+// NLMSG_DONE ending a dump with nothing in it.
+function doneMessage() {
+  const d = Buffer.alloc(20);
+  d.writeUInt32LE(20, 0);
+  d.writeUInt16LE(3, 4);
+  d.writeUInt16LE(2, 6); // NLM_F_MULTI
+  return d;
+}
+
+// Flags bit 4 (the generation): GETGEN answered, a dump primed by it, a batch carrying a generation accepted and one
+// refused at BEGIN with ERESTART (85).
+function writeNftGenerationSeeds(seeds) {
+  const gen = [frame(FRAME.datagram, newGen(7)), echoError(0, 0, 0)];
+  seeds.add('generation-get', [nftControl(0x10, [[7]]), ...gen]);
+  seeds.add('generation-get-zero', [nftControl(0x10, [[7]]), frame(FRAME.datagram, newGen(0)), echoError(0, 0, 0)]);
+  seeds.add('generation-primes-dump', [nftControl(0x10, [[1, 0], [4, 8]]), ...gen, frame(FRAME.datagram, doneMessage()), frame(FRAME.datagram, doneMessage())]);
+  const descs = [[0x10, 0, 0, 0]];
+  seeds.add('generation-batch-current', [nftControl(0x10, [[0, 1, 0, 7]], descs), echoError(0, 0, 0), echoError(0, 1, 0)]);
+  seeds.add('generation-batch-stale', [nftControl(0x10, [[0, 1, 0, 7]], descs), echoError(-85, 0, 0)]);
+  seeds.add('generation-decode', [nftControl(0, [[7]]), newGen(0x12345678).subarray(16)]);
 }

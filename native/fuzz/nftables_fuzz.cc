@@ -1,13 +1,17 @@
 // libFuzzer target: the nf_tables codec and its session on replies from the
 // fuzz input. Input: 65 control bytes, then frames (fuzz_input.h).
-//   0      flags: bits 0-2 ops - 1 (1..8), bit 3 failing sends
+//   0      flags: bits 0-2 ops - 1 (1..8), bit 3 failing sends, bit 4 the
+//          generation: the session primes its first dump with GETGEN (as a
+//          socket's does), Run's batch carries NFNL_BATCH_GENID c (none when
+//          0), and op 7 is GetGen instead of the decoders
 //   1-32   eight session ops of 4 bytes [op, a, b, c]; op % 8:
 //          0 Run: a batch of a % 9 ops, the batch descriptors from b % 8 on
 //            (wrapping)
 //          1 Tables   2 Chains   3 Sets   4 Rules   5 Elements of t/s
 //          6 GetElement of t/s, a 16-byte key when a & 1, else 4 bytes; GetSet
 //            of t/s instead when a & 8
-//          7 the decoders directly on the bytes after the control bytes
+//          7 the decoders directly on the bytes after the control bytes (with
+//            flags bit 4: GetGen, the NEWGEN and its ACK from the frames)
 //          Dumps and gets: family kDumpFamilies[(a >> 1) % 4]; table "t" when
 //          a & 8 (Chains, Sets, Rules), else all tables.
 //   33-64  eight batch descriptors of 4 bytes [k, p1, p2, p3] (MakeOp):
@@ -427,11 +431,11 @@ const std::string* Field(const ErrorInfo& err, const char* key) {
   return nullptr;
 }
 
-void RunBatch(nft::Session& s, const Desc* descs, uint8_t a, uint8_t b) {
+void RunBatch(nft::Session& s, const Desc* descs, uint8_t a, uint8_t b, uint32_t genId) {
   std::vector<nft::Op> ops;
   bool invalid = false;
   for (uint32_t i = 0; i < a % 9u; i++) ops.push_back(MakeOp(descs[(b + i) % 8], &invalid));
-  ErrorInfo err = s.Run(ops);
+  ErrorInfo err = s.Run(ops, genId);
   CheckError(err);
   // Refused before anything is sent exactly when an op cannot be encoded.
   FUZZ_CHECK((err.code == "ERR_NFTABLES_ENCODE") == invalid);
@@ -473,6 +477,39 @@ void RunBatch(nft::Session& s, const Desc* descs, uint8_t a, uint8_t b) {
     if (named) break;
   }
   FUZZ_CHECK(named);
+}
+
+// A generation handed on is one a batch can carry and the kernel checks: never 0, which turns the check off.
+void RunGetGen(nft::Session& s) {
+  uint32_t genId = 0;
+  ErrorInfo err = s.GetGen(&genId);
+  CheckError(err);
+  if (!err.failed()) FUZZ_CHECK(genId != 0);
+}
+
+// The generation in a batch marker: present exactly when asked for, in network order, the rest of BEGIN as without it.
+void CheckBatchGenId(const Desc* descs, uint32_t genId) {
+  std::vector<nft::Op> ops;
+  bool invalid = false;
+  ops.push_back(MakeOp(descs[0], &invalid));
+  if (invalid) return;
+  podnet::nl::Writer with, without;
+  std::vector<nft::BatchMessage> m1, m2;
+  size_t b1 = 0, e1 = 0, b2 = 0, e2 = 0;
+  const char* why = nullptr;
+  FUZZ_CHECK(nft::EncodeBatch(with, ops, &m1, &b1, &e1, &why, genId));
+  FUZZ_CHECK(nft::EncodeBatch(without, ops, &m2, &b2, &e2, &why));
+  size_t extra = genId != 0 ? 8 : 0;
+  FUZZ_CHECK(with.size() == without.size() + extra);
+  nlmsghdr begin;
+  memcpy(&begin, with.data() + b1, sizeof begin);
+  FUZZ_CHECK(begin.nlmsg_len == sizeof(nlmsghdr) + 4 + extra);
+  if (extra != 0) {
+    uint32_t be = 0;
+    memcpy(&be, with.data() + b1 + sizeof(nlmsghdr) + 4 + 4, sizeof be);
+    FUZZ_CHECK(be32toh(be) == genId);
+  }
+  FUZZ_CHECK(memcmp(with.data() + b1 + begin.nlmsg_len, without.data() + b2 + sizeof(nlmsghdr) + 4, without.size() - b2 - sizeof(nlmsghdr) - 4) == 0);
 }
 
 void RunGetSet(nft::Session& s, uint8_t family) {
@@ -548,6 +585,10 @@ void Decoders(const uint8_t* data, size_t len) {
   } else {
     FUZZ_CHECK(why != nullptr && records.empty() && records.byteLength() == 0);
   }
+  why = nullptr;
+  uint32_t genId = 0;
+  if (nft::DecodeGen(data, len, &genId, &why)) FUZZ_CHECK(genId != 0);
+  else FUZZ_CHECK(why != nullptr);
   for (uint8_t type : {nft::kUdataTableComment, nft::kUdataSetComment}) {
     std::string out = "unchanged";
     if (nft::UdataString(data, len, type, &out)) CheckComment(out);
@@ -572,7 +613,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   auto transport = std::make_unique<FuzzTransport>(&in, 0);
   transport->set_fail_sends((flags & 8) != 0);
-  nft::Session s(std::move(transport), 1);
+  bool generation = (flags & 0x10) != 0;
+  nft::Session s(std::move(transport), 1, generation);
   int count = (flags & 7) + 1;
   for (int i = 0; i < count; i++) {
     const uint8_t* op = ops[i];
@@ -581,7 +623,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string table = (a & 8) ? "t" : "";
     switch (op[0] % 8) {
       case 0:
-        RunBatch(s, descs, a, op[2]);
+        if (generation) CheckBatchGenId(descs, op[3]);
+        RunBatch(s, descs, a, op[2], generation ? op[3] : 0);
         break;
       case 1: {
         std::vector<nft::Table> out;
@@ -623,7 +666,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         else RunGetElement(s, family, (a & 1) != 0);
         break;
       default:
-        Decoders(framesAt, rest);
+        if (generation) RunGetGen(s);
+        else Decoders(framesAt, rest);
         break;
     }
   }
