@@ -30,7 +30,11 @@ export interface IptablesOptions {
   family?: IptablesFamily;
   /** 'auto' (default) detects the backend as the reference describes; 'nft' or 'legacy' forces it. */
   backend?: 'auto' | IptablesBackend;
-  /** Seconds the legacy backend waits for the xtables lock (`--wait`); default 5. nft takes no lock. */
+  /**
+   * Seconds the legacy backend waits for the xtables lock (`--wait`), 0 to 3600; default 5. nft takes no lock. 0
+   * means do not wait: iptables-legacy-restore takes `--wait=0` (and no `--wait`) as "wait forever", so 0 is sent
+   * as its shortest bounded wait, `--wait=1`, and a held lock ends in IptablesLockTimeoutError within about a second.
+   */
   lockWaitSeconds?: number;
   /** A lock file of your own (XTABLES_LOCKFILE), e.g. one per pod, to avoid host-wide contention (legacy). */
   lockFile?: string;
@@ -275,7 +279,8 @@ export class Iptables {
 
   #restoreArgv(): string[] {
     const argv = [iptablesBinary(this.backend, this.family, 'restore'), '--noflush'];
-    if (this.backend === 'legacy') argv.push(`--wait=${this.#lockWait}`);
+    // iptables-legacy-restore reads `--wait=0` as "no alarm", i.e. wait forever; 1 s is its shortest bounded wait.
+    if (this.backend === 'legacy') argv.push(`--wait=${Math.max(this.#lockWait, 1)}`);
     return argv;
   }
 

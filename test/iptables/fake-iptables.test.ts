@@ -28,6 +28,13 @@ describe('FakeIptables', () => {
     ]);
   });
 
+  it('sends lockWaitSeconds 0 as --wait=1: iptables-legacy-restore takes --wait=0 as "wait forever"', async () => {
+    const fake = new FakeIptables();
+    const ipt = await Iptables.open({ runner: fake, backend: 'legacy', lockWaitSeconds: 0 });
+    await ipt.apply(new RuleSet().chain('nat', 'PODNET_N'));
+    expect(fake.calls.at(-1)).toEqual(['iptables-legacy-restore', '--noflush', '--wait=1']);
+  });
+
   it('apply learns forms only for rules outside owned chains, reads only its one table, and verify learns the rest', async () => {
     const fake = new FakeIptables();
     const ipt = await Iptables.open({ runner: fake, backend: 'nft' });

@@ -79,6 +79,32 @@ describePrivileged(
       }
     });
 
+    it('lockWaitSeconds 0 does not wait: a held lock ends in IptablesLockTimeoutError, not a hang until the deadline', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'podnet-lock-'));
+      try {
+        const lockFile = join(dir, 'xtables.lock');
+        await withNetns(async (tns) => {
+          // The deadline is far beyond the 1 s bounded wait: a restore that waited for the lock (as `--wait=0` makes
+          // iptables-legacy-restore do) ends in ProcessTimeoutError instead.
+          const ipt = await Iptables.open({ netns: tns.path, backend: 'legacy', lockFile, lockWaitSeconds: 0, timeoutMs: LATE_MS });
+          const before = await ipt.save();
+          const holder = await holdLock(lockFile);
+          const started = Date.now();
+          const err = await rejection(ipt.apply(RULES)).finally(holder.release);
+          const took = Date.now() - started;
+          expect(err).toBeInstanceOf(IptablesLockTimeoutError);
+          expect(err).toMatchObject({ code: 'ERR_IPTABLES_LOCK_TIMEOUT', reason: 'lock-timeout', exitCode: 4 });
+          expect(took).toBeLessThan(LATE_MS);
+          expect(await ipt.save()).toEqual(before);
+          // Free again: the same client applies at once.
+          await ipt.apply(RULES);
+          expect((await ipt.verify(RULES)).inSync).toBe(true);
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('kills a run that passes its deadline and reports it', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'podnet-lock-'));
       try {
