@@ -23,10 +23,22 @@ export function familyName(n: number): NftListedFamily {
   return familyNames.get(n) ?? n;
 }
 
-/** Hook numbers mean different hooks in the netdev family (0 is ingress there). */
+/** NF_NETDEV_INGRESS: the netdev family numbers its own hooks, ingress first. */
+const NETDEV_INGRESS = 0;
+
+/** hookName names a listed hook number: numbers mean other hooks in the netdev family (0 is ingress there). */
 export function hookName(family: number, n: number): NftHook | number {
-  if (family === FAMILIES.netdev) return n === 0 ? 'ingress' : n;
+  if (family === FAMILIES.netdev) return n === NETDEV_INGRESS ? 'ingress' : n;
   return hookNames.get(n) ?? n;
+}
+
+/**
+ * hookNumber is the number of a named hook in a family, hookName's inverse: ingress is 0 in the netdev family, which
+ * has no other hook podnet names (undefined for those).
+ */
+export function hookNumber(family: number, hook: NftHook): number | undefined {
+  if (family === FAMILIES.netdev) return hook === 'ingress' ? NETDEV_INGRESS : undefined;
+  return HOOKS[hook];
 }
 
 export function policyName(n: number): NftPolicy | number {

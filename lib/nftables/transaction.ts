@@ -6,7 +6,7 @@
 import type { InvalidArgumentError } from '../errors.js';
 import { native, type RawNftOp } from '../native.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
-import { FAMILIES, HOOKS, KEY_LENGTHS, POLICIES, SET_FLAGS } from './names.js';
+import { FAMILIES, HOOKS, KEY_LENGTHS, POLICIES, SET_FLAGS, hookNumber } from './names.js';
 import { addressKey } from './address-key.js';
 import { ElementRecordWriter } from './element-records.js';
 import { checkExprs } from './expr-encode.js';
@@ -149,11 +149,13 @@ export class NftTransaction {
       if (base) {
         if (typeof c.type !== 'string' || !CHAIN_TYPES.has(c.type)) throw invalidValue('chain.type', "'filter', 'nat' or 'route' (a base chain)", c.type);
         if (typeof c.hook !== 'string' || !Object.hasOwn(HOOKS, c.hook)) throw invalidValue('chain.hook', `one of ${Object.keys(HOOKS).join(', ')} (a base chain)`, c.hook);
+        const hook = hookNumber(op.family, c.hook);
+        if (hook === undefined) throw invalidValue('chain.hook', "'ingress' (a netdev base chain)", c.hook);
         if (typeof c.priority !== 'number' || !Number.isInteger(c.priority) || c.priority < INT32_MIN || c.priority > INT32_MAX) {
           throw invalidValue('chain.priority', 'a 32-bit integer (a base chain)', c.priority);
         }
         op.type = c.type;
-        op.hook = HOOKS[c.hook];
+        op.hook = hook;
         op.priority = c.priority;
         if (c.policy !== undefined) {
           if (typeof c.policy !== 'string' || !Object.hasOwn(POLICIES, c.policy)) throw invalidValue('chain.policy', "'accept' or 'drop'", c.policy);

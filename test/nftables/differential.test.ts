@@ -352,9 +352,9 @@ describePrivileged('FakeNftables against the kernel through Nftables', () => {
     const kernel = await Nftables.open({ netns: ns.path });
     const fake = await Nftables.open({ netlink: new FakeNftables() });
     try {
-      const families = ['ip', 'ip6', 'inet', 'arp', 'bridge'] as const;
+      const families = ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'] as const;
       const types = ['filter', 'nat', 'route'] as const;
-      const hooks = ['prerouting', 'input', 'forward', 'output', 'postrouting'] as const;
+      const hooks = ['prerouting', 'input', 'forward', 'output', 'postrouting', 'ingress'] as const;
       const answers = async (nft: Nftables) => {
         const out: string[] = [];
         for (const family of families) {
@@ -365,6 +365,13 @@ describePrivileged('FakeNftables against the kernel through Nftables', () => {
               out.push(`${family} ${type} ${hook}: ${await outcome(nft.run(nft.transaction().addChain(chain))).then((o) => JSON.stringify(o))}`);
             }
           }
+          // What is listed can be written back: each base chain again, under another name, in a table of its own.
+          await nft.run(nft.transaction().addTable({ family, name: 'back' }));
+          for (const c of await nft.chains({ family, name: 'h' })) {
+            out.push(`${family} listed ${c.name}: ${JSON.stringify({ type: c.type, hook: c.hook, priority: c.priority, policy: c.policy })}`);
+            const again = { family, table: 'back', name: c.name, type: c.type, hook: c.hook, priority: c.priority, policy: c.policy } as NftChainSpec;
+            out.push(`${family} written back ${c.name}: ${JSON.stringify(await outcome(nft.run(nft.transaction().addChain(again))))}`);
+          }
         }
         return out;
       };
@@ -373,6 +380,10 @@ describePrivileged('FakeNftables against the kernel through Nftables', () => {
       // Both kinds of answer are there: the table is worth something.
       expect(want.some((a) => a.endsWith(': {}'))).toBe(true);
       expect(want.some((a) => a.includes('EOPNOTSUPP'))).toBe(true);
+      // Ingress is taken where the kernel has it (inet, netdev), and every chain listed is written back.
+      expect(want).toContain('inet filter ingress: {}');
+      expect(want).toContain('netdev filter ingress: {}');
+      expect(want.filter((a) => a.includes('written back') && !a.endsWith(': {}'))).toEqual([]);
     } finally {
       kernel.close();
       fake.close();

@@ -4,8 +4,8 @@
  * with it unless NLM_F_NONREC, and is EBUSY while rules of other chains jump to it. An update that moves a base
  * chain to another hook or priority is EOPNOTSUPP, to another type EEXIST.
  */
-import type { Attr } from '../fake-netlink/codec.js';
-import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
+import type { Attr, AttrTable } from '../fake-netlink/codec.js';
+import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_DEVICE_NAME, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
 import type { ChainObj, Draft, TableObj } from './model.js';
 import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';
 import { releaseRule } from './rules.js';
@@ -15,12 +15,38 @@ import { lookupTable } from './tables.js';
 const PRI_CONNTRACK = -200;
 const NFT_CHAIN_FLAGS = 0x7;
 const NETDEV = 5;
+const INET = 1;
+/** NF_INET_INGRESS: the inet family's hook on devices (the netdev family numbers its ingress 0, egress 1). */
 const INGRESS_INET = 5;
 
 interface Hook {
   type: string;
   hook: number;
   priority: number;
+  devices?: readonly string[];
+}
+
+/** onDevices tells a hook that runs on devices (nft_base_chain_netdev): every netdev hook, inet ingress. */
+function onDevices(family: number, hook: number): boolean {
+  return family === NETDEV || (family === INET && hook === INGRESS_INET);
+}
+
+/**
+ * hookDevices reads the devices of a hook on devices (nft_chain_parse_netdev): NFTA_HOOK_DEV, else the names of
+ * NFTA_HOOK_DEVS; none at all is a chain that waits for devices, which the kernel takes. Devices are kept by name
+ * only: the kernel hooks names whether or not such a device exists.
+ */
+function hookDevices(h: AttrTable): string[] {
+  const dev = h.get(NFTA_HOOK.DEV);
+  if (dev) return [nameOf(dev)!];
+  const devs = h.get(NFTA_HOOK.DEVS);
+  if (!devs) return [];
+  const names: string[] = [];
+  for (const d of devs.children().all) {
+    if (d.type !== NFTA_DEVICE_NAME) fail(E.EINVAL, d);
+    names.push(nameOf(d)!);
+  }
+  return names;
 }
 
 function parseHook(family: number, attr: Attr, typeAttr: Attr | undefined): Hook {
@@ -36,8 +62,9 @@ function parseHook(family: number, attr: Attr, typeAttr: Attr | undefined): Hook
   if (!types || !mask) fail(E.ENOENT, typeAttr);
   if (!mask.includes(hook)) fail(E.EOPNOTSUPP);
   if (type === 'nat' && priority <= PRI_CONNTRACK) fail(E.EOPNOTSUPP);
-  // Hooks on devices need one (netdev, inet ingress); podnet's fake keeps no devices.
-  if ((family === NETDEV || (family === 1 && hook === INGRESS_INET)) && !h.get(NFTA_HOOK.DEV)) fail(E.EINVAL);
+  if (onDevices(family, hook)) return { type, hook, priority, devices: hookDevices(h) };
+  // A device for a hook that runs on none is refused, with no attribute named.
+  if (h.has(NFTA_HOOK.DEV) || h.has(NFTA_HOOK.DEVS)) fail(E.EOPNOTSUPP);
   return { type, hook, priority };
 }
 

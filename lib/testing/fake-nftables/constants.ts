@@ -60,7 +60,9 @@ export const NFT_TABLE_F_PERSIST = 0x4;
 export const NFT_TABLE_F_MASK = 0x7;
 
 export const NFTA_CHAIN = { TABLE: 1, HANDLE: 2, NAME: 3, HOOK: 4, POLICY: 5, USE: 6, TYPE: 7, COUNTERS: 8, FLAGS: 10, ID: 11, USERDATA: 12 } as const;
-export const NFTA_HOOK = { HOOKNUM: 1, PRIORITY: 2, DEV: 3 } as const;
+export const NFTA_HOOK = { HOOKNUM: 1, PRIORITY: 2, DEV: 3, DEVS: 4 } as const;
+/** NFTA_DEVICE_NAME: one device of NFTA_HOOK_DEVS. */
+export const NFTA_DEVICE_NAME = 1;
 export const NFT_CHAIN_BASE = 0x1;
 
 export const NFTA_RULE = { TABLE: 1, CHAIN: 2, HANDLE: 3, EXPRESSIONS: 4, POSITION: 6, USERDATA: 7, ID: 9, POSITION_ID: 10, CHAIN_ID: 11 } as const;

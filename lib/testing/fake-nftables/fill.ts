@@ -11,6 +11,7 @@ import {
   NFTA_CHAIN,
   NFTA_DATA,
   NFTA_GEN,
+  NFTA_DEVICE_NAME,
   NFTA_HOOK,
   NFTA_LIST_ELEM,
   NFTA_RULE,
@@ -74,7 +75,14 @@ export function tableAttrs(t: TableObj): Uint8Array[] {
 export function chainAttrs(t: TableObj, c: ChainObj): Uint8Array[] {
   const out = [attr(NFTA_CHAIN.TABLE, str(t.name)), attr(NFTA_CHAIN.NAME, str(c.name)), attr(NFTA_CHAIN.HANDLE, u64(c.handle))];
   if (c.base) {
-    out.push(attr(NFTA_CHAIN.HOOK, concat([attr(NFTA_HOOK.HOOKNUM, u32(c.base.hook)), attr(NFTA_HOOK.PRIORITY, u32(c.base.priority))])));
+    const hook = [attr(NFTA_HOOK.HOOKNUM, u32(c.base.hook)), attr(NFTA_HOOK.PRIORITY, u32(c.base.priority))];
+    // A chain on devices lists them (an empty list when it has none), and the one alone again as NFTA_HOOK_DEV.
+    const devs = c.base.devices;
+    if (devs) {
+      hook.push(attr(NFTA_HOOK.DEVS, concat(devs.map((d) => attr(NFTA_DEVICE_NAME, str(d))))));
+      if (devs.length === 1) hook.push(attr(NFTA_HOOK.DEV, str(devs[0]!)));
+    }
+    out.push(attr(NFTA_CHAIN.HOOK, concat(hook)));
     out.push(attr(NFTA_CHAIN.POLICY, u32(c.base.policy)), attr(NFTA_CHAIN.TYPE, str(c.base.type)), attr(NFTA_CHAIN.FLAGS, u32(NFT_CHAIN_BASE)));
   }
   // A chain is in use by its own rules and by the jumps to it.

@@ -54,8 +54,11 @@ export interface RuleObj {
 export interface ChainObj {
   name: string;
   handle: bigint;
-  /** A base chain's hook; undefined for a regular chain. */
-  base: { type: string; hook: number; priority: number; policy: number } | undefined;
+  /**
+   * A base chain's hook; undefined for a regular chain. devices is there for a chain on devices (any netdev hook,
+   * inet ingress): the names it was given, in order, none when it was given none.
+   */
+  base: { type: string; hook: number; priority: number; policy: number; devices?: readonly string[] } | undefined;
   udata: Udata;
   /** Jumps and gotos from rules that refer to this chain. */
   refs: number;
