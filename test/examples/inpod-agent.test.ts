@@ -3,7 +3,7 @@
 // gets its CNI error code and changes nothing; the agent down means ADD fails with 11 and DEL succeeds; SIGTERM
 // stops it with nothing left behind.
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -27,7 +27,15 @@ it('enrolls and removes pods from CNI invocations through podnet-cni, reports he
   dir = mkdtempSync(join(tmpdir(), 'podnet-example-agent-'));
   const socketPath = join(dir, 'cni.sock');
   const health = join(dir, 'health.sock');
-  const agent = startExample('examples/inpod-agent/agent.mjs', ['--fake', '--socket', socketPath, '--health-socket', health]);
+  // The runtime's CNI dirs: a primary network's conflist the agent chains podnet-cni into, and takes it out of on stop.
+  const [binDir, confDir] = [join(dir, 'bin'), join(dir, 'net.d')];
+  mkdirSync(confDir);
+  const primary = join(confDir, '10-bridge.conflist');
+  const primaryText = `${JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', plugins: [{ type: 'bridge' }] }, null, 2)}\n`;
+  writeFileSync(primary, primaryText);
+  const agent = startExample('examples/inpod-agent/agent.mjs', [
+    ...['--fake', '--socket', socketPath, '--health-socket', health, '--cni-bin-dir', binDir, '--cni-conf-dir', confDir, '--uninstall'],
+  ]);
   const lines: string[] = [];
   let stderr = '';
   agent.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
@@ -42,6 +50,8 @@ it('enrolls and removes pods from CNI invocations through podnet-cni, reports he
     });
     expect(statSync(socketPath).mode & 0o777).toBe(0o600);
     expect(statSync(health).mode & 0o777).toBe(0o600);
+    expect(statSync(join(binDir, 'podnet-cni')).mode & 0o777).toBe(0o755);
+    expect(JSON.parse(readFileSync(primary, 'utf8')).plugins).toEqual([{ type: 'bridge' }, { type: 'podnet-cni', socketPath, timeoutMs: 10000 }]);
 
     // Pod netns paths any user may open: FakeNode is told of each path, the plugin passes a real netns fd.
     const nsA = '/proc/self/ns/net';
@@ -84,6 +94,7 @@ it('enrolls and removes pods from CNI invocations through podnet-cni, reports he
     expect(lines.filter((l) => !l.startsWith('agent: cni: '))).toEqual([
       'agent: node network started (on FakeNode)',
       `agent: listening on ${socketPath}`,
+      `agent: podnet-cni installed in ${binDir}, entry in ${confDir}`,
       `agent: health on ${health}`,
       `agent: ADD ctr-a pod ${UID_A} 10.244.0.5`,
       `agent: ADD ctr-b pod ${UID_B} 10.244.0.6`,
@@ -92,10 +103,12 @@ it('enrolls and removes pods from CNI invocations through podnet-cni, reports he
       'agent: DEL ctr-a: not enrolled',
       'agent: DEL ctr-never: not enrolled',
       'agent: SIGTERM: stopping',
+      'agent: podnet-cni uninstalled: entry taken out of 1 file(s), binary removed: true',
       'agent: fake node: probe sets left 0, pods still enrolled 0, open namespace handles 0',
       'agent: stopped',
     ]);
     expect(existsSync(socketPath)).toBe(false);
+    expect([readFileSync(primary, 'utf8'), existsSync(join(binDir, 'podnet-cni'))]).toEqual([primaryText, false]);
 
     // The agent is down: fail closed. ADD is answered 11 (the runtime retries it), DEL succeeds.
     const down = await invokeCni({ command: 'ADD', socketPath, containerId: 'ctr-c', netns: nsA, args: podArgs(UID_A, 'web-c'), ip: '10.244.0.7' });
