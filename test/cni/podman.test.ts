@@ -7,7 +7,7 @@
 // only), so the container id is the pod's uid. What podman leaves outside the temp dir is recorded before and removed
 // after (test/cni/helpers/podman-host.ts), and the test fails when any of it is left.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,6 +88,7 @@ describePrivileged(
     let ztunnel: ZtunnelServer | undefined;
     let network: NodeNetwork | undefined;
     let player: ZtunnelPlayer | undefined;
+    let conflistPath = '';
     const calls: AgentCall[] = [];
     const agentErrors: unknown[] = [];
 
@@ -156,8 +157,9 @@ describePrivileged(
       const confDir = join(dir, 'net.d');
       mkdirSync(confDir);
       const socketPath = join(dir, 'cni.sock');
+      conflistPath = join(confDir, '10-podnet-podman.conflist');
       writeFileSync(
-        join(confDir, '10-podnet-podman.conflist'),
+        conflistPath,
         JSON.stringify({
           cniVersion: '1.0.0',
           name: NETWORK,
@@ -222,6 +224,11 @@ describePrivileged(
     }, 4 * PODMAN_TIMEOUT_MS);
 
     it("a container's very first connection is already redirected to the proxy; DEL takes the pod out again", async () => {
+      // installCniPlugin chained podnet-cni after the bridge, pointing it at the agent's socket.
+      const conflist = JSON.parse(readFileSync(conflistPath, 'utf8')) as { plugins: Record<string, unknown>[] };
+      expect(conflist.plugins.map((p) => p.type)).toEqual(['bridge', 'podnet-cni']);
+      expect(conflist.plugins[1]).toMatchObject({ socketPath: cni!.path });
+
       const from = player!.events.length;
       const exit = await podman.call(['run', '--rm', ...podman.runFlags, '--network', NETWORK, IMAGE, 'nc', '-w', '5', GATEWAY, '80']);
       expect(exit.code, describeExit(exit)).toBe(0);
