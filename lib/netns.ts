@@ -40,7 +40,8 @@ export class Netns implements Disposable {
 
   /**
    * Netns.open opens the network namespace file at path. Throws a PodnetSystemError (`ENOENT`, `EACCES`, ...) naming
-   * the path, or a PodnetError with code `ERR_NOT_NETNS` when the file is not a network namespace.
+   * the path, or a PodnetError with code `ERR_NOT_NETNS` when the file is not a network namespace. The file's type is
+   * checked before it is opened for reading, so a FIFO or a device is refused without being opened or waited on.
    */
   static open(path: string): Netns {
     checkString('path', path, 4096);

@@ -18,7 +18,10 @@ export interface RunOptions {
   stdin?: string | Buffer;
   /** Variables for the program. It gets only these and `PATH=SAFE_PATH`, never this process's environment. */
   env?: Record<string, string>;
-  /** Deadline in ms (default 30000): then the program and its process group are killed and reaped. */
+  /**
+   * Deadline in ms (default 30000), counted from the call: then the program and its process group are killed and
+   * reaped. A descendant that left the group (`setsid`) is not killed.
+   */
   timeoutMs?: number;
   /** Limit on stdout and stderr together (default 64 MiB): beyond it the program is killed. */
   maxOutputBytes?: number;
@@ -165,7 +168,9 @@ async function settle(launched: Launched, caller: Error): Promise<RunResult> {
  * resolves how it ended, whatever its exit status. Throws InvalidArgumentError for bad arguments; rejects with a
  * PodnetSystemError when the program cannot be started (`ENOENT` with syscall `execve` and the program as `path`,
  * or syscall `setns`), ProcessTimeoutError (`ETIMEDOUT`) after the deadline, ProcessOutputLimitError after the
- * output limit. Each call occupies a libuv pool thread until the program ends.
+ * output limit. The run ends on the program's own exit, with the output that came until then: descendants still in
+ * its process group are killed then, and a descendant that left the group (`setsid`) keeps running in the namespace.
+ * A running program holds no thread (the event loop watches it); only its start runs on a libuv pool thread.
  */
 export async function runInNetns(
   netns: Netns | string | undefined,
@@ -178,9 +183,9 @@ export async function runInNetns(
 
 /**
  * startInNetns starts argv as runInNetns does, but its stdin stays open for write() and end(): the program starts
- * (exec, linking, its own setup) while the caller still works out its input. The deadline runs from the start.
+ * (exec, linking, its own setup) while the caller still works out its input. The deadline runs from the call.
  * Throws InvalidArgumentError for bad arguments (and for an options.stdin). Until end() the program may wait for
- * input, occupying a libuv pool thread: end it on every path, or it runs into its deadline.
+ * input (holding no thread): end it on every path, or it runs into its deadline.
  */
 export function startInNetns(netns: Netns | string | undefined, argv: readonly string[], options?: Omit<RunOptions, 'stdin'>): StartedProgram {
   const caller = new Error('startInNetns');

@@ -1,0 +1,84 @@
+// What a run does with the processes its program starts: it ends on the program's own exit, kills what is left in
+// the program's process group, and leaves alone (as documented) a descendant that left the group with setsid.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+import { ProcessTimeoutError, runInNetns } from '../lib/index.js';
+import { rejection } from './helpers/rejection.js';
+
+// Far beyond what the test waits for: a run that needs it shows it waited for a descendant.
+const DEADLINE_MS = 20_000;
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return check();
+}
+
+function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+describe('runInNetns and the program\'s descendants', () => {
+  it('resolves on the program\'s exit though a background child keeps stdout open, and kills that child', async () => {
+    // sleep outlives the deadline, so a run that waits for stdout to close rejects instead.
+    const result = await runInNetns(undefined, ['sh', '-c', 'sleep 60 & echo $!'], { timeoutMs: DEADLINE_MS });
+    expect(result).toMatchObject({ exitCode: 0, signal: null, stderr: '' });
+    const pid = Number(result.stdout.trim());
+    expect(pid).toBeGreaterThan(0);
+    try {
+      expect(await until(() => !alive(pid), 10_000)).toBe(true);
+    } finally {
+      killIfAlive(pid);
+    }
+  });
+
+  it('keeps all the output the program wrote before it exited', async () => {
+    const script = 'sleep 60 & i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i+1)); done; echo done >&2';
+    const result = await runInNetns(undefined, ['sh', '-c', script], { timeoutMs: DEADLINE_MS });
+    const lines = result.stdout.trim().split('\n');
+    expect(lines.length).toBe(2000);
+    expect(lines[1999]).toBe('line 1999');
+    expect(result.stderr).toBe('done\n');
+  });
+
+  it('leaves a setsid descendant running after the program exits (documented), without waiting for it', async () => {
+    const result = await runInNetns(undefined, ['sh', '-c', 'setsid sleep 60 & echo $!'], { timeoutMs: DEADLINE_MS });
+    const pid = Number(result.stdout.trim());
+    try {
+      expect(result.exitCode).toBe(0);
+      expect(alive(pid)).toBe(true);
+    } finally {
+      killIfAlive(pid);
+    }
+  });
+
+  it('kills the process group at the deadline but not a setsid descendant (documented)', async () => {
+    const err = await rejection(
+      runInNetns(undefined, ['sh', '-c', 'setsid sleep 60 & echo $!; sleep 5 & wait'], { timeoutMs: 500 }),
+    );
+    expect(err).toBeInstanceOf(ProcessTimeoutError);
+    const pid = Number((err as ProcessTimeoutError).stdout.trim());
+    expect(pid).toBeGreaterThan(0);
+    try {
+      expect(alive(pid)).toBe(true);
+    } finally {
+      killIfAlive(pid);
+    }
+  });
+});
