@@ -1,6 +1,9 @@
 // The bad-input table: each bad input a user can hand podnet, grouped by part, and the error code it gets.
 // bad-input.test.ts runs every row against the kernel in a fresh namespace, checks the code, checks with the CLI
 // that nothing changed, and renders docs/bad-input.md from this table, so the document cannot drift.
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+
 import { Ipset, Iptables, Netns, Nftables, NodeNetwork, RuleSet, Rtnetlink, SeqpacketSocket, ZtunnelServer, runInNetns, type NftRuleset } from '../../lib/index.js';
 
 /** What every row gets: clients opened inside the test namespace, a set and a rule that exist, a live server. */
@@ -53,6 +56,13 @@ function flipping<T extends object>(base: T, key: string, good: unknown, bad: un
 
 function hugeWithOneBad(n: number, badAt: number): { ip: string }[] {
   return Array.from({ length: n }, (_, i) => ({ ip: i === badAt ? '10.0.0.256' : `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }));
+}
+
+/** fifoBeside makes a FIFO in the temp folder of freePath (removed with it) and returns its path. */
+function fifoBeside(freePath: string): string {
+  const path = join(dirname(freePath), 'netns.fifo');
+  execFileSync('mkfifo', ['-m', '600', path]);
+  return path;
 }
 
 /** holed returns an array with a hole at `at` (what `[, x]` writes): forEach, map, every and some skip it. */
@@ -177,6 +187,7 @@ export const CASES: BadInputCase[] = [
   { part: 'netns', input: 'empty path', run: () => Netns.open(''), code: 'ERR_INVALID_ARG_VALUE' },
   { part: 'netns', input: 'path that does not exist', run: () => Netns.open('/run/netns/podnet-no-such-netns'), code: 'ENOENT' },
   { part: 'netns', input: 'a file that is not a netns (`/proc/self/stat`)', run: () => Netns.open('/proc/self/stat'), code: 'ERR_NOT_NETNS' },
+  { part: 'netns', input: 'netns path that is a FIFO', run: (c) => runInNetns(fifoBeside(c.freePath), ['true']), code: 'ERR_NOT_NETNS' },
   { part: 'netns', input: 'name with a `/`', run: () => Netns.named('../etc'), code: 'ERR_INVALID_ARG_VALUE' },
   { part: 'netns', input: 'pid `0`', run: () => Netns.fromPid(0), code: 'ERR_INVALID_ARG_VALUE' },
   { part: 'netns', input: 'fd of a closed handle', run: (c) => c.closedNetns.fd, code: 'ERR_NETNS_CLOSED' },
