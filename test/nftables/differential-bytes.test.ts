@@ -392,8 +392,82 @@ const RULE_CASES: Case[] = [
   },
 ];
 
+// What issue 29 found: hooks by family (ingress without a device; netdev numbers its hooks from 0), ct in every
+// family, a set's new size beside element adds in one batch, a constant set whose rule goes in the same batch.
+const NETDEV = 5;
+const FAMILIES = [INET, IP, IP6, ARP, BRIDGE, NETDEV];
+const INGRESS_INET = 5;
+/** devChain is NEWCHAIN of a filter base chain at hook with priority 0, on device dev when one is given. */
+const devChain = (t: string, name: string, family: number, hook: number, dev?: string): Buffer =>
+  nft(M.NEWCHAIN, REQ | ACK | CREATE, family, str(1, t), str(3, name), nest(4, be32(1, hook), be32(2, 0), ...(dev ? [str(3, dev)] : [])), str(7, 'filter'));
+/** sizedSet is NEWSET of an ipv4_addr set in table t with NFTA_SET_DESC_SIZE size (flags NFT_SET_CONSTANT or none). */
+const sizedSet = (name: string, id: number, size: number, flags = 0): Buffer =>
+  nft(M.NEWSET, REQ | ACK | CREATE, INET, str(1, 't'), str(2, name), be32(3, flags), be32(4, 7), be32(5, 4), nest(9, be32(1, size)), be32(10, id));
+const CT_MARK = 3, CT_STATE = 0, CT_ZONE = 17;
+/** ctRules are the ct loads and stores of the Nftables rules (ctState, ctMark, setCtMark, setCtZone) in table f's r. */
+const ctRules = (family: number): Buffer[] =>
+  [
+    [ctLoad(CT_STATE, 1), cmp(1, W4)],
+    [ctLoad(CT_MARK, 1), cmp(1, W4)],
+    [immediate(1, W4), ctSet(CT_MARK, 1)],
+    [immediate(1, [0, 1]), ctSet(CT_ZONE, 1)],
+  ].map((e) => batch(rule('f', 'r', e, undefined, [], family)));
+
+const KERNEL_29_CASES: Case[] = [
+  {
+    name: 'hooks by family: ingress and every other hook number in each family, with and without a device, listed back',
+    requests: () => [
+      ...FAMILIES.flatMap((f) => [
+        batch(table('h', f)),
+        ...[0, 1, 2, 3, 4, INGRESS_INET, 6].map((hook) => batch(devChain('h', `c${hook}`, f, hook))),
+        batch(devChain('h', 'dev', f, f === NETDEV ? 0 : INGRESS_INET, 'lo')),
+        batch(devChain('h', 'absent', f, f === NETDEV ? 1 : INGRESS_INET, 'nosuch0')),
+        batch(devChain('h', 'in-dev', f, HOOK.input, 'lo')),
+        batch(nft(M.NEWCHAIN, REQ | ACK | CREATE, f, str(1, 'h'), str(3, 'two'), nest(4, be32(1, f === NETDEV ? 0 : INGRESS_INET), be32(2, 0), nest(4, str(1, 'lo'), str(1, 'nosuch1'))), str(7, 'filter'))),
+        dumpOf(M.GETCHAIN, f),
+      ]),
+    ],
+  },
+  {
+    name: 'ct in every family: a state and mark load, a mark and zone store, in a regular chain',
+    requests: () => FAMILIES.flatMap((f) => [batch(table('f', f), chain('f', 'r', undefined, undefined, f)), ...ctRules(f), dumpOf(M.GETRULE, f)]),
+  },
+  {
+    name: 'a set resized in the batch that adds elements: the adds are checked against the size before it',
+    requests: () => [
+      batch(table('t'), sizedSet('s', 1, 3), sizedSet('g', 2, 2)),
+      batch(sizedSet('s', 1, 2), elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 's', [[10, 0, 0, 1], [10, 0, 0, 2], [10, 0, 0, 3]])),
+      batch(elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'g', [[10, 0, 0, 1], [10, 0, 0, 2]])),
+      batch(sizedSet('g', 2, 5), elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'g', [[10, 0, 0, 3]])),
+      batch(elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'g', [[10, 0, 0, 3]]), sizedSet('g', 2, 5)),
+      batch(sizedSet('g', 2, 5)),
+      batch(elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'g', [[10, 0, 0, 3]])),
+      batch(elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 's', [[10, 0, 0, 4]])),
+      batch(sizedSet('s', 1, 4), sizedSet('s', 1, 1), elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 's', [[10, 0, 0, 4]])),
+      dumpOf(M.GETSET, INET, str(1, 't')),
+      dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 's')),
+      dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 'g')),
+    ],
+  },
+  {
+    name: 'a constant set whose only rule goes in the batch: its elements stay fixed until the commit',
+    requests: () => [
+      batch(table('t'), chain('t', 'c'), sizedSet('k', 1, 8, 0x2), elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'k', [[10, 0, 0, 1]]), rule('t', 'c', [saddr(), lookup('k')])),
+      batch(nft(M.DELRULE, REQ | ACK, INET, str(1, 't'), str(2, 'c')), elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'k', [[10, 0, 0, 2]])),
+      batch(nft(M.DELRULE, REQ | ACK, INET, str(1, 't'), str(2, 'c')), elements(M.DELSETELEM, REQ | ACK, 't', 'k', [[10, 0, 0, 1]])),
+      batch(nft(M.DELRULE, REQ | ACK, INET, str(1, 't'), str(2, 'c'), be64(3, 4)), elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'k', [[10, 0, 0, 2]])),
+      batch(rule('t', 'c', [saddr(), lookup('k')]), nft(M.DELRULE, REQ | ACK, INET, str(1, 't'), str(2, 'c'))),
+      batch(nft(M.DELRULE, REQ | ACK, INET, str(1, 't'), str(2, 'c'))),
+      batch(elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'k', [[10, 0, 0, 2]])),
+      batch(rule('t', 'c', [saddr(), lookup('k')]), elements(M.NEWSETELEM, REQ | ACK | CREATE, 't', 'k', [[10, 0, 0, 3]])),
+      dumpOf(M.GETSETELEM, INET, str(1, 't'), str(2, 'k')),
+      dumpOf(M.GETRULE, INET, str(1, 't')),
+    ],
+  },
+];
+
 describePrivileged('FakeNftables answers raw nf_tables requests like the kernel', () => {
-  it.each([...CASES, ...RULE_CASES].map((c) => [c.name, c] as const))('%s', (_name, c) => {
+  it.each([...CASES, ...RULE_CASES, ...KERNEL_29_CASES].map((c) => [c.name, c] as const))('%s', (_name, c) => {
     resetSeq();
     const requests = c.requests();
     using ns = new TestNetns('nftb');

@@ -207,6 +207,10 @@ function ctInit(ctx: Ctx, d: AttrTable): void {
   if (dir && u8(ctx, dir) > 1) fail(E.EINVAL, ctx.item);
   if (dreg) store(ctx, dreg, len);
   else load(ctx, d.get(NFTA_CT.SREG), len);
+  // Last, the expression asks for conntrack in the table's family (nf_ct_netns_get): arp and netdev have none, and
+  // bridge has it only with CONFIG_NF_CONNTRACK_BRIDGE, which this kernel is built without.
+  const f = ctx.table.family;
+  if (f === NFPROTO.ARP || f === NFPROTO.NETDEV || f === NFPROTO.BRIDGE) fail(E.EPROTO, ctx.item);
 }
 
 function bitwiseInit(ctx: Ctx, d: AttrTable): void {

@@ -27,6 +27,8 @@ export interface SetObj {
   policy: number | undefined;
   /** NFTA_SET_DESC_SIZE, 0 without. */
   size: number;
+  /** A size an update in the running batch gives the set: the kernel applies it at commit, adds see the old one. */
+  newSize?: number;
   udata: Udata;
   /** Rules whose lookups refer to the set. */
   use: number;
@@ -107,6 +109,13 @@ export class Draft {
   readonly #fresh = new WeakSet<object>();
   /** The batch's latest copy of every committed table it touched, deleted ones too (for abort()). */
   readonly #touched = new Map<string, TableObj>();
+  /**
+   * Sets bound to a rule (the kernel's set->bindings): by a committed rule, which unbinds only at commit even when
+   * this batch deletes it, or by a rule this batch added.
+   */
+  readonly #bound = new WeakSet<SetObj>();
+  /** The sets this batch resized, whose new size the commit applies. */
+  readonly #resized: SetObj[] = [];
 
   constructor(readonly base: State) {
     this.tables = new Map(base.tables);
@@ -154,8 +163,26 @@ export class Draft {
     if (this.#fresh.has(current)) return { table: t, set: current };
     const copy: SetObj = { ...current, elements: new Map(current.elements) };
     this.#fresh.add(copy);
+    if (current.use > 0) this.#bound.add(copy);
     t.sets.set(copy.name, copy);
     return { table: t, set: copy };
+  }
+
+  /** bindSet records that a rule of this batch looks the set up (the set is one of the draft's own). */
+  bindSet(s: SetObj): void {
+    this.#bound.add(s);
+  }
+
+  /** isBound tells whether rules are bound to the set as the batch sees it: committed ones or this batch's. */
+  isBound(s: SetObj): boolean {
+    return s.use > 0 || this.#bound.has(s);
+  }
+
+  /** resizeSet gives one of the draft's own sets a size from the commit on. */
+  resizeSet(s: SetObj, size: number): void {
+    s.newSize = size;
+    this.#resized.push(s);
+    this.changed = true;
   }
 
   /** fresh marks an object made by this batch as its own (no copy needed on the next write). */
@@ -180,6 +207,10 @@ export class Draft {
   /** commit writes the batch's state into the base, moving the generation on when something changed. */
   commit(): void {
     if (!this.changed) return;
+    for (const s of this.#resized) {
+      if (s.newSize !== undefined) s.size = s.newSize;
+      delete s.newSize;
+    }
     this.base.validateDo = false;
     this.base.tables = this.tables;
     this.base.nextTableHandle = this.nextTableHandle;

@@ -50,6 +50,7 @@ function holdRefs(draft: Draft, table: TableObj, refs: Pick<RuleRefs, 'sets' | '
     const m = draft.mutableSet(t, cur);
     t = m.table;
     m.set.use += delta;
+    if (delta > 0) draft.bindSet(m.set);
   }
   for (const j of refs.jumps) {
     const cur = t.chains.get(j);

@@ -116,12 +116,9 @@ export function newSet(draft: Draft, req: Request, ids: BatchIds): void {
     const same = existing.flags === flags && existing.keyType === keyType && existing.keyLen === keyLen && existing.dataType === dataType && existing.dataLen === dataLen;
     if (!same) fail(E.EEXIST, nameAttr);
     // An add with a size changes the size of the set that is there (also below its element count: then it only
-    // refuses adds); one without leaves it.
+    // refuses adds), at commit: adds of the same batch are held to the size before; one without a size leaves it.
     const resize = a.get(NFTA_SET.DESC)?.children().byType.get(1);
-    if (resize && be32(resize) !== existing.size) {
-      draft.mutableSet(table, existing).set.size = be32(resize);
-      draft.changed = true;
-    }
+    if (resize && be32(resize) !== (existing.newSize ?? existing.size)) draft.resizeSet(draft.mutableSet(table, existing).set, be32(resize));
     return;
   }
   if (!(req.msg.flags & NLM_F_CREATE)) fail(E.ENOENT, nameAttr);
@@ -260,7 +257,8 @@ export function newSetElem(draft: Draft, req: Request, ids: BatchIds): void {
   const list = req.attrs.get(NFTA_SET_ELEM_LIST.ELEMENTS);
   if (!list) fail(E.EINVAL);
   const target = elementTarget(draft, req, ids);
-  if (target.set.use > 0 && target.set.flags & (NFT_SET_CONSTANT | NFT_SET_ANONYMOUS)) fail(E.EBUSY);
+  // Bound until the commit: a rule this batch deletes still holds a constant set fixed.
+  if (draft.isBound(target.set) && target.set.flags & (NFT_SET_CONSTANT | NFT_SET_ANONYMOUS)) fail(E.EBUSY);
   const m = draft.mutableSet(target.table, target.set);
   for (const item of list.children().all) {
     if (item.type !== NFTA_LIST_ELEM) fail(E.EINVAL, item);
@@ -282,7 +280,7 @@ export function newSetElem(draft: Draft, req: Request, ids: BatchIds): void {
 export function delSetElem(draft: Draft, req: Request, ids: BatchIds): void {
   const target = elementTarget(draft, req, ids);
   if (target.set.flags & NFT_SET_ANONYMOUS) fail(E.EOPNOTSUPP);
-  if (target.set.use > 0 && target.set.flags & NFT_SET_CONSTANT) fail(E.EBUSY);
+  if (draft.isBound(target.set) && target.set.flags & NFT_SET_CONSTANT) fail(E.EBUSY);
   const m = draft.mutableSet(target.table, target.set);
   const list = req.attrs.get(NFTA_SET_ELEM_LIST.ELEMENTS);
   if (!list) {
