@@ -102,6 +102,14 @@ export class NftProbeSet {
     return this.#core.owner(ip);
   }
 
+  /**
+   * held lists what the sets hold (not the view: an entry whose add timed out is there too), every IP with its
+   * owner, and brings the view in line with it. Rejects with NftablesError (`ENOENT`: a set is missing).
+   */
+  held(): Promise<{ ip: string; owner: string }[]> {
+    return this.#core.held();
+  }
+
   /** entries lists the view: every IP with its owner. */
   entries(): { ip: string; owner: string }[] {
     return this.#core.entries();
@@ -127,8 +135,9 @@ export class NftProbeSet {
   }
 
   /**
-   * prune removes every element whose IP is not in keep (a set of normalized addresses); returns what it removed.
-   * Rejects with NftablesError when the kernel fails a delete (the other deletes still go ahead).
+   * prune removes every element whose IP is not in keep (a set of normalized addresses), as the sets hold them (an
+   * element whose add timed out too); returns what it removed. Rejects with NftablesError when the kernel fails the
+   * listing or a delete (the other deletes still go ahead).
    */
   prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
     return this.#core.prune(keep);

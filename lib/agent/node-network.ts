@@ -150,7 +150,20 @@ export interface PodVerifyReport {
   nftRules?: NftVerifyResult;
   /** The policy rule and local route, per family that gets them. */
   routes: PodRoutingState[];
+  /**
+   * The pod's probe entries as the host's probe sets hold them (read from the sets, not the agent's memory): its IPs
+   * with no entry (`missing`), and those whose entry another pod owns (`foreign`). Both are empty when in sync.
+   */
+  probeEntries: {
+    /** The pod's IPs (normalized) that have no entry. */
+    missing: string[];
+    /** The pod's IPs whose entry names another owner ('' for an entry without comment). */
+    foreign: { ip: string; owner: string }[];
+  };
 }
+
+/** What verify found of one pod's probe entries. */
+type PodProbeEntries = PodVerifyReport['probeEntries'];
 
 /** NodeVerifyReport is what NodeNetwork.verify found on the host and in the pods it was given. */
 export interface NodeVerifyReport {
@@ -166,7 +179,10 @@ export interface NodeVerifyReport {
   pods: PodVerifyReport[];
 }
 
-/** SnapshotReport is what NodeNetwork.syncSnapshot changed. */
+/**
+ * SnapshotReport is what NodeNetwork.syncSnapshot changed, and which pods it could not bring in line (`failed`): the
+ * snapshot is in sync only when `failed` is empty.
+ */
 export interface SnapshotReport {
   /** Probe entries added. */
   added: number;
@@ -180,6 +196,19 @@ export interface SnapshotReport {
   pruneSkipped: boolean;
   /** Pods whose in-pod rules were re-applied (with `reapplyRules`). */
   rulesReapplied: number;
+  /**
+   * The pods that failed, in snapshot order. A pod whose rules could not be re-applied gets no probe entry written
+   * (a probe entry never exists without its rules); an entry it already has is left as it is (its IP is still
+   * claimed, so never pruned). Retrying the snapshot, or addPod / removePod for the pod, settles it.
+   */
+  failed: {
+    /** The pod's UID. */
+    uid: string;
+    /** The step that failed ('netns', 'inpod-rules' or 'routes' while re-applying its rules; 'probe-set'). */
+    step: AgentStep;
+    /** What failed, with `retryable` and the original error as `cause`. */
+    error: AgentError;
+  }[];
 }
 
 /**
@@ -257,6 +286,25 @@ function checkInterfaceName(name: string, value: unknown): string {
     throw invalidValue(name, "an interface name (no whitespace, '/' or ':', not '.' or '..')", value);
   }
   return iface;
+}
+
+/** settled waits for every promise, then resolves with their values or rejects with the first failure. */
+async function settled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** podProbeEntries compares a pod's IPs with what the probe sets hold (normalized IP to owner). */
+function podProbeEntries(pod: PodInfo, held: ReadonlyMap<string, string>): PodProbeEntries {
+  const entries: PodProbeEntries = { missing: [], foreign: [] };
+  for (const ip of new Set(pod.ips.map((a) => normalizeIp(a).ip))) {
+    const owner = held.get(ip);
+    if (owner === undefined) entries.missing.push(ip);
+    else if (owner !== pod.uid) entries.foreign.push({ ip, owner });
+  }
+  return entries;
 }
 
 /** Whether retrying the same call can help after err. */
@@ -606,35 +654,64 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   /**
    * syncSnapshot makes the probe sets hold the snapshot's pods: every pod's IPs are upserted, then entries whose IP
-   * no pod claims are pruned, but never while any pod has no IP yet (it may be about to claim one of them). With
-   * `reapplyRules`, the in-pod rules and policy routes of every pod with a namespace are reconciled too. With the
-   * `proxy` option, the snapshot's pods become what a (re)connecting proxy is sent (each with its namespace, or as a
-   * Keep when it has none or it is gone), before any probe entry changes. Throws InvalidArgumentError for a bad pod,
-   * PodnetError `ERR_AGENT_NOT_STARTED` before start(); rejects with AgentError ('probe-set', or a pod's step).
+   * no pod claims are pruned from what the sets hold (also entries whose add timed out, unknown to the agent), but
+   * never while any pod has no IP yet (it may be about to claim one of them). With `reapplyRules`, the in-pod rules
+   * and policy routes of every pod with a namespace are reconciled first. With the `proxy` option, the snapshot's pods
+   * become what a (re)connecting proxy is sent (each with its namespace, or as a Keep when it has none or it is gone),
+   * before any probe entry changes. A pod that fails does not fail the snapshot: every other pod is done, every write
+   * has settled, and the report lists each failed pod (`failed`); a pod whose rules failed gets no probe entry.
+   * Throws InvalidArgumentError for a bad pod, PodnetError `ERR_AGENT_NOT_STARTED` before start(); rejects with
+   * AgentError ('proxy', or 'probe-set' when pruning fails).
    */
   async syncSnapshot(pods: readonly PodInfo[], options: { reapplyRules?: boolean } = {}): Promise<SnapshotReport> {
     const list = checkArray('pods', pods, 'an array of pods', (pod, at) => checkPod(pod, at, this.#proxy !== undefined));
     const o = checkOptions<{ reapplyRules?: boolean }>('options', options);
+    if (o.reapplyRules !== undefined && typeof o.reapplyRules !== 'boolean') throw invalidType('options.reapplyRules', 'a boolean', o.reapplyRules);
     const probes = this.#live();
-    const report: SnapshotReport = { added: 0, unchanged: 0, takenOver: 0, pruned: [], pruneSkipped: false, rulesReapplied: 0 };
+    const report: SnapshotReport = { added: 0, unchanged: 0, takenOver: 0, pruned: [], pruneSkipped: false, rulesReapplied: 0, failed: [] };
+    const failedUids = new Set<string>();
+    const fail = (uid: string, err: unknown, step: AgentStep, what: string) => {
+      const error = err instanceof AgentError ? err : this.#stepError(step, uid, what, err);
+      report.failed.push({ uid, step: error.step, error });
+      failedUids.add(uid);
+    };
     // The snapshot's pods are the enrolled ones now; the namespace they were enrolled in is known once one opens.
     for (const pod of list) this.#enrolled.set(pod.uid, { netnsId: this.#enrolled.get(pod.uid)?.netnsId, ips: pod.ips });
     if (o.reapplyRules) {
       for (const pod of list) {
         if (pod.netns === undefined) continue;
-        await this.#podCalls.run(pod.uid, () => this.#reapplyPod(pod));
-        report.rulesReapplied++;
+        try {
+          await this.#podCalls.run(pod.uid, () => this.#reapplyPod(pod));
+          report.rulesReapplied++;
+        } catch (err) {
+          fail(pod.uid, err, 'inpod-rules', `re-applying the rules of pod '${pod.uid}'`);
+        }
       }
     }
     if (this.#proxy) await this.#replaceProxyWorkloads(this.#proxy, list);
-    await this.#step('probe-set', undefined, 'upserting the snapshot', async () => {
-      const outcomes = await Promise.all(list.flatMap((pod) => pod.ips.map((ip) => probes.add(ip, pod.uid))));
-      for (const outcome of outcomes) {
-        if (outcome === 'added') report.added++;
-        else if (outcome === 'unchanged') report.unchanged++;
-        else report.takenOver++;
-      }
-    });
+    // Every pod's adds run at once and all settle before the report: none is still writing when it is read.
+    const upserts = list
+      .filter((pod) => !failedUids.has(pod.uid))
+      .map(async (pod) => {
+        const what = `adding the probe entries of pod '${pod.uid}'`;
+        try {
+          const outcomes = await this.#step('probe-set', pod.uid, what, () => settled(pod.ips.map((ip) => probes.add(ip, pod.uid))));
+          for (const outcome of outcomes) {
+            if (outcome === 'added') report.added++;
+            else if (outcome === 'unchanged') report.unchanged++;
+            else report.takenOver++;
+          }
+        } catch (err) {
+          fail(pod.uid, err, 'probe-set', what);
+        }
+      });
+    await Promise.all(upserts);
+    // Failures land in completion order; the report lists them in snapshot order.
+    const order = new Map(list.map((pod, i) => [pod.uid, i]));
+    report.failed.sort((a, b) => order.get(a.uid)! - order.get(b.uid)!);
+    if (report.failed.length > 0) {
+      this.#log.warn('snapshot synced with failed pods', { pods: report.failed.map((f) => f.uid), steps: report.failed.map((f) => f.step) });
+    }
     const waiting = list.filter((pod) => pod.ips.length === 0);
     if (waiting.length > 0) {
       report.pruneSkipped = true;
@@ -648,8 +725,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   /**
    * verify checks that the probe sets exist as created and the host rules are intact, and for each pod given in
-   * `pods` (with a namespace) its in-pod rules and policy routes; it changes nothing. Rejects with AgentError when a
-   * pod's namespace cannot be opened or read.
+   * `pods` (with a namespace) its in-pod rules, policy routes and probe entries (read from the probe sets: each of
+   * its IPs present and owned by it); it changes nothing on the node. Rejects with AgentError when a pod's namespace
+   * cannot be opened or read, or the probe sets cannot be listed ('probe-set').
    */
   async verify(options: { pods?: readonly PodInfo[] } = {}): Promise<NodeVerifyReport> {
     return this.#verify(this.#podsOption(options));
@@ -660,8 +738,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (this.#nft) {
       const sets = await this.#nft.verifySets();
       const nftHostRules = await this.#nft.verifyRules();
-      const podReports: PodVerifyReport[] = [];
-      for (const pod of pods) podReports.push(await this.#verifyPod(pod));
+      const podReports = await this.#verifyPods(pods, probes);
       const inSync = sets.every((s) => s.ok) && nftHostRules.inSync && podReports.every((p) => p.inSync);
       return { inSync, sets, hostRules: [], nftHostRules, pods: podReports };
     }
@@ -681,8 +758,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     for (const family of this.#families) {
       hostRules.push({ family, result: await this.#hostIptables.get(family)!.verify(this.#hostRules(family)) });
     }
-    const podReports: PodVerifyReport[] = [];
-    for (const pod of pods) podReports.push(await this.#verifyPod(pod));
+    const podReports = await this.#verifyPods(pods, probes);
     const inSync = sets.every((s) => s.ok) && hostRules.every((h) => h.result.inSync) && podReports.every((p) => p.inSync);
     return { inSync, sets, hostRules, pods: podReports };
   }
@@ -727,14 +803,36 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     });
   }
 
-  async #verifyPod(pod: PodInfo): Promise<PodVerifyReport> {
+  /** Verifies each pod, its probe entries against one listing of the probe sets. */
+  async #verifyPods(pods: readonly PodInfo[], probes: ProbeSet | NftProbeSet): Promise<PodVerifyReport[]> {
+    if (pods.length === 0) return [];
+    const held = await this.#step('probe-set', undefined, 'listing the probe sets', async () => {
+      try {
+        return new Map((await probes.held()).map((e) => [e.ip, e.owner]));
+      } catch (err) {
+        // A missing set is reported in `sets`; for the pods it holds no entry.
+        if (isNotFound(err)) return new Map<string, string>();
+        throw err;
+      }
+    });
+    const reports: PodVerifyReport[] = [];
+    for (const pod of pods) {
+      const probeEntries = podProbeEntries(pod, held);
+      const found = await this.#verifyPod(pod, probeEntries);
+      const entriesOk = probeEntries.missing.length === 0 && probeEntries.foreign.length === 0;
+      reports.push({ ...found, inSync: found.inSync && entriesOk });
+    }
+    return reports;
+  }
+
+  async #verifyPod(pod: PodInfo, probeEntries: PodProbeEntries): Promise<PodVerifyReport> {
     let ns: AgentNetns;
     try {
       ns = this.#openPodNetns(pod);
     } catch (err) {
       // A namespace that is gone is a finding about the pod, not a failure to verify it.
       if (!isNotFound(err)) throw this.#stepError('netns', pod.uid, `opening the namespace of pod '${pod.uid}'`, err);
-      return { uid: pod.uid, inSync: false, netns: 'gone', rules: [], routes: [] };
+      return { uid: pod.uid, inSync: false, netns: 'gone', rules: [], routes: [], probeEntries };
     }
     try {
       const enrolledIn = this.#enrolled.get(pod.uid)?.netnsId;
@@ -743,20 +841,22 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         const nftRules = await this.#podNftables(pod, ns, (nft) => nft.verify(this.#podNftRules(pod)));
         const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
         const inSync = netns === 'ok' && nftRules.inSync && routes.every((r) => r.rule && r.route);
-        return { uid: pod.uid, inSync, netns, rules: [], nftRules, routes };
+        return { uid: pod.uid, inSync, netns, rules: [], nftRules, routes, probeEntries };
       }
       const rules = await this.#podIptables(pod, ns, async (ipt, family) => ({ family, result: await ipt.verify(this.#podRules(family, pod)) }));
       const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
       const inSync = netns === 'ok' && rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
-      return { uid: pod.uid, inSync, netns, rules, routes };
+      return { uid: pod.uid, inSync, netns, rules, routes, probeEntries };
     } finally {
       ns.close();
     }
   }
 
   /**
-   * repair recreates missing probe sets, re-applies drifted host rules, and for each pod in `pods` whose in-pod rules
-   * or policy routes drifted, re-applies them; resolves whether anything changed. Rejects with AgentError.
+   * repair recreates missing probe sets, re-applies drifted host rules, and for each pod in `pods` that drifted
+   * re-applies its in-pod rules and policy routes, then puts back its missing and foreign probe entries (a foreign one
+   * by the `onConflict` policy: taken over, or refused with 'error'); resolves whether anything changed. A pod whose
+   * namespace is gone gets no probe entry (none exists without its rules). Rejects with AgentError.
    */
   async repair(options: { pods?: readonly PodInfo[] } = {}): Promise<{ changed: boolean }> {
     const pods = this.#podsOption(options);
@@ -789,7 +889,15 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
       }
       drifted.push(pod);
       const reenroll = found.netns === 'replaced' && (this.#proxy === undefined || pod.workload !== undefined);
-      await this.#podCalls.run(pod.uid, () => (reenroll ? this.#addPod(pod) : this.#reapplyPod(pod)));
+      const lost = [...found.probeEntries.missing, ...found.probeEntries.foreign.map((f) => f.ip)];
+      await this.#podCalls.run(pod.uid, async () => {
+        if (reenroll) return this.#addPod(pod);
+        await this.#reapplyPod(pod);
+        if (lost.length === 0) return;
+        await this.#step('probe-set', pod.uid, `putting back the probe entries of pod '${pod.uid}'`, async () => {
+          await settled(lost.map((ip) => probes.add(ip, pod.uid)));
+        });
+      });
     }
     this.#log.warn('node network repaired drift', {
       sets: report.sets.filter((s) => !s.ok).map((s) => s.name),

@@ -8,10 +8,12 @@
  * owner match. Work on one IP is serialized inside the process.
  *
  * The view of owners is loaded from the kernel by load(), updated by its own writes, and refreshed from the kernel
- * for an IP whenever the kernel disagrees. It assumes it is the only writer of its sets, as the node agent is.
+ * for an IP whenever the kernel disagrees. A write whose answer was lost (a timed-out add) leaves an entry the view
+ * never saw, so what must hold for the sets themselves (prune, held) reads the sets, not the view. It assumes it is
+ * the only writer of its sets, as the node agent is.
  */
 import { isAlreadyExists } from '../errors.js';
-import { parseIp, unmapIpv4 } from '../ipset/address.js';
+import { formatIp, parseIp, unmapIpv4 } from '../ipset/address.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { checkString, invalidValue } from '../validate.js';
 import { ProbeOwnerConflictError } from './errors.js';
@@ -48,13 +50,16 @@ export type AddOutcome = 'added' | 'unchanged' | 'taken-over';
 /** RemoveOutcome is what ProbeSet.remove did: deleted, refused for another owner, or nothing to delete. */
 export type RemoveOutcome = 'removed' | 'mismatch' | 'missing';
 
-/** normalizeIp unmaps IPv4-mapped IPv6 and returns the address with its family, or throws ERR_INVALID_ARG_VALUE. */
+/**
+ * normalizeIp unmaps IPv4-mapped IPv6 and returns the address in canonical form (RFC 5952 for IPv6, as the kernel
+ * lists it) with its family, or throws ERR_INVALID_ARG_VALUE.
+ */
 export function normalizeIp(ip: unknown, name = 'ip'): { ip: string; family: 4 | 6 } {
   checkString(name, ip, 64);
-  const unmapped = unmapIpv4(ip as string);
-  const parsed = parseIp(unmapped);
+  const parsed = parseIp(unmapIpv4(ip as string));
   if (!parsed) throw invalidValue(name, 'an IPv4 or IPv6 address', ip);
-  return { ip: unmapped, family: parsed.family };
+  // One spelling per address, so an IP a pod names and the same IP the kernel lists compare equal.
+  return { ip: formatIp(parsed.family, parsed.bytes), family: parsed.family };
 }
 
 /** ProbeStore is how one kind of kernel set holds probe entries, the owner's UID as each entry's comment. */
@@ -116,6 +121,8 @@ export class ProbeOwnership {
   readonly #onMismatch: ((m: ProbeOwnerMismatch) => void) | undefined;
   readonly #owners = new Map<string, string>();
   readonly #lock = new KeyedLock();
+  /** The IPs the view changed for while each running read of the sets was under way (see #read). */
+  readonly #reads = new Set<Set<string>>();
 
   constructor(options: ProbeOwnershipOptions) {
     this.#store = options.store;
@@ -143,12 +150,46 @@ export class ProbeOwnership {
 
   /** ProbeOwnership.load replaces the view with what the store holds; rejects as the store's list does. */
   async load(): Promise<void> {
+    await this.#read();
+  }
+
+  /**
+   * ProbeOwnership.held lists what the sets hold, every IP with its owner, and brings the view in line with it;
+   * rejects as the store's list does.
+   */
+  async held(): Promise<{ ip: string; owner: string }[]> {
+    return [...(await this.#read())].map(([ip, owner]) => ({ ip, owner }));
+  }
+
+  /**
+   * #read lists the sets and makes the view what they hold, except for the IPs the view changed for during the
+   * listing: those writes happened after the entries were read, so the view knows better.
+   */
+  async #read(): Promise<Map<string, string>> {
+    const changed = new Set<string>();
+    this.#reads.add(changed);
     const next = new Map<string, string>();
-    for (const name of this.setNames) {
-      for await (const e of this.#store.list(name)) next.set(e.ip, e.owner);
+    try {
+      for (const name of this.setNames) {
+        for await (const e of this.#store.list(name)) next.set(normalizeIp(e.ip).ip, e.owner);
+      }
+    } finally {
+      this.#reads.delete(changed);
     }
-    this.#owners.clear();
-    for (const [ip, owner] of next) this.#owners.set(ip, owner);
+    for (const ip of this.#owners.keys()) if (!next.has(ip) && !changed.has(ip)) this.#owners.delete(ip);
+    for (const [ip, owner] of next) if (!changed.has(ip)) this.#owners.set(ip, owner);
+    return next;
+  }
+
+  /** #setOwner and #forget change the view, and tell the reads under way which IP changed. */
+  #setOwner(ip: string, owner: string): void {
+    this.#owners.set(ip, owner);
+    for (const changed of this.#reads) changed.add(ip);
+  }
+
+  #forget(ip: string): void {
+    this.#owners.delete(ip);
+    for (const changed of this.#reads) changed.add(ip);
   }
 
   /** ProbeOwnership.owner is the view's owner of ip; throws InvalidArgumentError when ip is not an IP address. */
@@ -172,7 +213,7 @@ export class ProbeOwnership {
     return this.#lock.run(addr, async () => {
       try {
         await this.#store.add(set, addr, owner, false);
-        this.#owners.set(addr, owner);
+        this.#setOwner(addr, owner);
         this.#log.debug('probe entry added', { ip: addr, pod: owner, set });
         return 'added';
       } catch (err) {
@@ -180,17 +221,17 @@ export class ProbeOwnership {
       }
       const previous = await this.#store.conflictOwner(set, addr, this.#owners.get(addr));
       if (previous === owner) {
-        this.#owners.set(addr, owner);
+        this.#setOwner(addr, owner);
         return 'unchanged';
       }
       const conflict: ProbeConflict = { ip: addr, previousOwner: previous ?? '', newOwner: owner };
       if (this.#policy === 'error') {
-        if (previous !== undefined) this.#owners.set(addr, previous);
+        if (previous !== undefined) this.#setOwner(addr, previous);
         this.#log.warn('probe entry owned by another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
         throw new ProbeOwnerConflictError(addr, conflict.previousOwner, owner);
       }
       await this.#store.add(set, addr, owner, true);
-      this.#owners.set(addr, owner);
+      this.#setOwner(addr, owner);
       this.#log.warn('probe entry taken over from another pod', { ip: addr, pod: owner, set, previousOwner: conflict.previousOwner });
       this.#tell('conflict', this.#onConflict, conflict);
       return 'taken-over';
@@ -219,26 +260,35 @@ export class ProbeOwnership {
         return actual === undefined ? 'missing' : 'mismatch';
       }
       await this.#store.delete(set, addr);
-      this.#owners.delete(addr);
+      this.#forget(addr);
       this.#log.debug('probe entry removed', { ip: addr, pod: owner, set });
       return 'removed';
     });
   }
 
   /**
-   * ProbeOwnership.prune removes every entry whose IP is not in keep and returns what it removed; rejects when a
-   * delete fails (the other deletes still go ahead).
+   * ProbeOwnership.prune removes every entry whose IP is not in keep (normalized addresses), as the sets hold them
+   * (an entry the view never saw too), and returns what it removed; each IP's delete waits for the work already
+   * queued on that IP. Rejects with the first failed delete once every other delete has settled.
    */
   async prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
+    const held = await this.#read();
+    const unclaimed = new Set([...held.keys(), ...this.#owners.keys()].filter((ip) => !keep.has(ip)));
     const removed: { ip: string; owner: string }[] = [];
-    await Promise.all(
-      [...this.#owners].map(([ip, owner]) => {
-        if (keep.has(ip)) return undefined;
-        return this.remove(ip, owner).then((outcome) => {
-          if (outcome === 'removed') removed.push({ ip, owner });
-        });
-      }),
+    const results = await Promise.allSettled(
+      [...unclaimed].map((ip) =>
+        this.#lock.run(ip, async () => {
+          const owner = this.#owners.get(ip) ?? held.get(ip) ?? '';
+          const set = this.#setFor(normalizeIp(ip).family);
+          await this.#store.delete(set, ip);
+          this.#forget(ip);
+          this.#log.debug('probe entry pruned', { ip, pod: owner, set });
+          removed.push({ ip, owner });
+        }),
+      ),
     );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return removed;
   }
 

@@ -97,6 +97,14 @@ export class ProbeSet {
     return this.#core.owner(ip);
   }
 
+  /**
+   * held lists what the sets hold (not the view: an entry whose add timed out is there too), every IP with its
+   * owner, and brings the view in line with it. Rejects with IpsetError (`ENOENT`: a set is missing).
+   */
+  held(): Promise<{ ip: string; owner: string }[]> {
+    return this.#core.held();
+  }
+
   /** entries lists the view: every IP with its owner. */
   entries(): { ip: string; owner: string }[] {
     return this.#core.entries();
@@ -121,8 +129,9 @@ export class ProbeSet {
   }
 
   /**
-   * prune removes every entry whose IP is not in keep (an IP set of normalized addresses); returns what it removed.
-   * Rejects with IpsetError when the kernel fails a delete (the other deletes still go ahead).
+   * prune removes every entry whose IP is not in keep (an IP set of normalized addresses), as the sets hold them (an
+   * entry whose add timed out too); returns what it removed. Rejects with IpsetError when the kernel fails the listing
+   * or a delete (the other deletes still go ahead).
    */
   prune(keep: ReadonlySet<string>): Promise<{ ip: string; owner: string }[]> {
     return this.#core.prune(keep);
