@@ -7,8 +7,7 @@ import { expect, it } from 'vitest';
 
 import { echoWho } from '../../lib/testing/index.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
-import { CNI_PLUGIN_DIR, ChainNode, DEADLINE_MS, OUTBOUND_PORT, isEvent, type Family } from './helpers/chain-node.js';
-import { connectThroughV6Listener } from './helpers/orig-dst-listener.js';
+import { CNI_PLUGIN_DIR, ChainNode, DEADLINE_MS, isEvent, type Family } from './helpers/chain-node.js';
 
 const cases: { families: Family; backend: 'iptables' | 'nftables'; want: (4 | 6)[] }[] = [
   { families: 'ipv4', backend: 'iptables', want: [4] },
@@ -44,12 +43,13 @@ describePrivileged(
         expect(await node.player.waitFor(isEvent('conn'), DEADLINE_MS, before)).toMatchObject({ uid: pod.uid, origDst: '192.0.2.10:8080', origDstSource: 'SO_ORIGINAL_DST' });
       }
       if (want.includes(6)) {
-        const v6 = ips.find((ip) => ip.includes(':'))!;
-        const { answer, listener } = await connectThroughV6Listener(pod.ns.path, OUTBOUND_PORT, '2001:db8::10', 8080, DEADLINE_MS);
-        expect(answer).toBe('v6-listener [2001:db8::10]:8080');
-        expect(listener.exitCode).toBe(0);
-        // The listener saw the pod's own address as the peer: the connection never left the pod.
-        expect(listener.stdout.trim()).toBe(`v6-listener [2001:db8::10]:8080 ${v6}`);
+        const before = node.player.events.length;
+        expect(await echoWho(pod.ns.path, '2001:db8::10', 8080)).toBe(`ztunnel-player ${pod.uid} [2001:db8::10]:8080`);
+        expect(await node.player.waitFor(isEvent('conn'), DEADLINE_MS, before)).toMatchObject({
+          uid: pod.uid,
+          origDst: '[2001:db8::10]:8080',
+          origDstSource: 'IP6T_SO_ORIGINAL_DST',
+        });
       }
 
       await rt.del(pod.attachment, result);
