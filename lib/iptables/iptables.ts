@@ -15,7 +15,8 @@ import { checkInteger, checkOptions, checkString, invalidValue } from '../valida
 import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinary } from './backend.js';
 import { Canonicalizer } from './canonical.js';
 import { canonicalCacheFor, sharedVersion } from './shared.js';
-import { type RestoreScript, applyPrefix, planApply, planRemove, planRollback } from './render.js';
+import { type RestoreScript, applyPrefix, planApply, planRemove } from './render.js';
+import { planRollback } from './rollback.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
 import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner, observedRunner } from './runner.js';
 import { type IptablesState, parseSave, withoutPristineTables } from './save-parser.js';
@@ -112,7 +113,8 @@ export class Iptables {
 
   /**
    * apply makes the namespace hold the rule set: owned chains exactly as written, the other rules once each. All or
-   * nothing: when a later table fails, the earlier tables are put back. Rejects with IptablesRestoreError (or
+   * nothing: when a later table fails, what it wrote in the earlier tables is undone, and rules other writers added
+   * meanwhile stay (see rollback.ts). Rejects with IptablesRestoreError (or
    * IptablesLockTimeoutError), or throws the rule set's first InvalidArgumentError before anything runs.
    */
   apply(rules: RuleSet): Promise<void> {
@@ -233,11 +235,14 @@ export class Iptables {
         throw err;
       }
       const failed = script.blocks.findIndex((b) => b.table === err.table);
-      // Unknown failing table: put every table back; rewriting an untouched table is harmless.
+      // Unknown failing table: undo every table; the undo leaves a table that reads as before untouched.
       const committed = (failed < 0 ? rules.tables : rules.tables.slice(0, failed)) as IptablesTable[];
       if (committed.length === 0) throw err;
       try {
-        await this.#restore(planRollback(rules, before, committed));
+        // Planned against the state after the failure, not the one before the apply: rules other writers added in
+        // between stay (see rollback.ts).
+        const after = await this.#state();
+        await this.#restore(planRollback(rules, before, after, committed));
       } catch (rollbackError) {
         throw new IptablesRestoreError(`${err.message} (and rolling back earlier tables failed)`, {
           ...fieldsOf(err),

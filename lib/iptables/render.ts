@@ -27,10 +27,14 @@ export interface RestoreScript {
   blocks: readonly RestoreBlock[];
 }
 
-class ScriptBuilder {
+/** ScriptBuilder collects table blocks into a RestoreScript; a block with an empty body is left out. */
+export class ScriptBuilder {
+  /** The lines so far. */
   readonly lines: string[] = [];
+  /** The blocks so far. */
   readonly blocks: RestoreBlock[] = [];
 
+  /** block adds `*table`, body and COMMIT, unless body is empty. */
   block(table: string, body: readonly string[]): void {
     if (body.length === 0) return;
     const first = this.lines.length + 1;
@@ -38,6 +42,7 @@ class ScriptBuilder {
     this.blocks.push({ table, first, last: this.lines.length });
   }
 
+  /** build returns the script: the lines joined and ended, or '' when there are none. */
   build(): RestoreScript {
     return { text: this.lines.length ? `${this.lines.join('\n')}\n` : '', lines: this.lines, blocks: this.blocks };
   }
@@ -140,37 +145,6 @@ export function planRemove(rules: RuleSetView, current: IptablesState): RestoreS
     // Flush all before deleting any: owned chains may jump to each other.
     for (const chain of existing) body.push(`:${chain} - [0:0]`);
     for (const chain of existing) body.push(`-X ${chain}`);
-    script.block(table, body);
-  }
-  return script.build();
-}
-
-/**
- * planRollback puts tables back as they were in `before` where the rule set could have changed them: owned chains
- * get their old rules (or are deleted if they did not exist), and every other chain the set writes to or had jumps
- * in is flushed and refilled from `before`. Counters of those chains restart at zero.
- */
-export function planRollback(rules: RuleSetView, before: IptablesState, tables: readonly IptablesTable[]): RestoreScript {
-  const script = new ScriptBuilder();
-  for (const table of tables) {
-    const old = before.tables[table];
-    const owned = rules.ownedChains(table);
-    const touched = new Set(rules.rules(table).map((r) => r.chain).filter((c) => !owned.includes(c)));
-    for (const [chain] of ownedRulesOutside(rules, table, old)) touched.add(chain);
-
-    const body = owned.map((c) => `:${c} - [0:0]`);
-    const refill: string[] = [];
-    for (const chain of touched) {
-      const state = old?.chains[chain];
-      if (!state) continue;
-      body.push(`-F ${chain}`);
-      for (const args of state.rules) refill.push(`-A ${chain} ${renderArgs(args)}`);
-    }
-    for (const chain of owned) {
-      for (const args of old?.chains[chain]?.rules ?? []) refill.push(`-A ${chain} ${renderArgs(args)}`);
-    }
-    body.push(...refill);
-    for (const chain of owned) if (old?.chains[chain] === undefined) body.push(`-X ${chain}`);
     script.block(table, body);
   }
   return script.build();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { IptablesLockTimeoutError, IptablesRestoreError, RuleSet, parseSave } from '../../lib/index.js';
 import { restoreError } from '../../lib/iptables/iptables.js';
-import { applyPrefix, planApply, planRemove, planRollback } from '../../lib/iptables/render.js';
+import { applyPrefix, planApply, planRemove } from '../../lib/iptables/render.js';
 
 const RULES = new RuleSet()
   .chain('nat', 'MESH_IN')
@@ -85,23 +85,6 @@ describe('restore plans', () => {
 
   it('remove has nothing to do where nothing of the set exists', () => {
     expect(planRemove(RULES, { tables: {} }).text).toBe('');
-  });
-
-  it('rollback refills the touched chains from the earlier state and deletes chains that did not exist', () => {
-    expect(planRollback(RULES, APPLIED, ['nat']).text).toBe(
-      [
-        '*nat',
-        ':MESH_IN - [0:0]',
-        '-F PREROUTING',
-        '-A PREROUTING -s 10.1.0.0/16 -j ACCEPT',
-        '-A PREROUTING -j MESH_IN',
-        '-A PREROUTING -p tcp -j MESH_IN',
-        '-A MESH_IN -p tcp -j REDIRECT --to-ports 15006',
-        'COMMIT',
-        '',
-      ].join('\n'),
-    );
-    expect(planRollback(RULES, { tables: {} }, ['nat']).text).toBe('*nat\n:MESH_IN - [0:0]\n-X MESH_IN\nCOMMIT\n');
   });
 });
 
