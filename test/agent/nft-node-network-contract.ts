@@ -6,7 +6,7 @@ import { expect, it } from 'vitest';
 import { AgentError, INPOD_ROUTING, KubeletUidError, NodeNetwork, type Nftables } from '../../lib/index.js';
 import { NFT_TABLES, nftHostRules, nftInpodRules } from '../../lib/agent/nft-rules.js';
 import { fakeProcRoot } from './fake-proc.js';
-import { nodeBackendContract, type NodeBackend, type Owners } from './node-backend-contract.js';
+import { nodeBackendContract, type NodeBackend, type Owners, type SetEntry } from './node-backend-contract.js';
 import type { NftPodRef, NftWorld } from './nft-world.js';
 
 const V4 = 'istio-inpod-probes-v4';
@@ -17,6 +17,7 @@ const HOST = { family: 'inet', name: NFT_TABLES.nat } as const;
 interface NftChecks {
   host: Nftables;
   owners: Owners;
+  setEntry: SetEntry;
   podTables(pod: NftPodRef): Promise<string[]>;
 }
 
@@ -29,6 +30,10 @@ const nftBackend: NodeBackend<NftWorld, NftChecks> = {
     return {
       host,
       owners: async (set = V4) => Object.fromEntries((await host.elements(HOST, set)).map((e) => [e.address, e.comment])),
+      setEntry: async (ip, owner) => {
+        if (owner === undefined) await host.deleteElement(HOST, V4, { address: ip });
+        else await host.addElement(HOST, V4, { address: ip, comment: owner }, { replace: true });
+      },
       podTables: async (pod) => (await (await world.podNftables(pod)).tables('inet')).map((t) => t.name),
     };
   },

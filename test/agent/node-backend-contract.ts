@@ -18,6 +18,12 @@ export interface NodeWorld {
 /** Owners maps each IP of a host probe set (default the IPv4 one) to its owner, as the backend's kernel lists it. */
 export type Owners = (set?: string) => Promise<Record<string, string | undefined>>;
 
+/**
+ * SetEntry writes the host's IPv4 probe set behind the agent's back: ip owned by owner (replacing any entry), or no
+ * entry for ip (undefined), as an add whose answer was lost or someone else's write leaves it.
+ */
+export type SetEntry = (ip: string, owner: string | undefined) => Promise<void>;
+
 /** NodeCase is what a test gets: its world, a starter of nodes stopped after it, and the host's probe set owners. */
 export interface NodeCase<W extends NodeWorld> {
   world: W;
@@ -26,7 +32,7 @@ export interface NodeCase<W extends NodeWorld> {
 }
 
 /** NodeBackend is one backend of NodeNetwork as the suite checks it. */
-export interface NodeBackend<W extends NodeWorld, S extends { owners: Owners }> {
+export interface NodeBackend<W extends NodeWorld, S extends { owners: Owners; setEntry: SetEntry }> {
   /** The suite's title before `: <name>`. */
   title: string;
   /** checks opens what the backend's assertions read the host through, once per test, after its world is made. */
@@ -36,7 +42,7 @@ export interface NodeBackend<W extends NodeWorld, S extends { owners: Owners }> 
 }
 
 /** nodeBackendContract runs backend's own cases and then the shared ones in worlds from makeWorld. */
-export function nodeBackendContract<W extends NodeWorld, S extends { owners: Owners }>(
+export function nodeBackendContract<W extends NodeWorld, S extends { owners: Owners; setEntry: SetEntry }>(
   name: string,
   makeWorld: () => W,
   backend: NodeBackend<W, S>,
@@ -177,6 +183,83 @@ export function nodeBackendContract<W extends NodeWorld, S extends { owners: Own
       expect((err as AgentError).cause).toBeInstanceOf(ProbeOwnerConflictError);
       expect((err as AgentError).cause).toMatchObject({ previousOwner: a.uid, newOwner: b.uid });
       expect(await owners()).toEqual({ [a.ip]: a.uid });
+    });
+
+    it('prunes an entry the agent never learned of (a lost add answer), so a new pod takes its IP with no conflict', async () => {
+      const strict = await node({ onConflict: 'error' });
+      const lenient = await node();
+      const conflicts: ProbeConflict[] = [];
+      lenient.on('conflict', (c) => conflicts.push(c));
+      const [gone, next, other] = [world.pod(), world.pod(), world.pod()];
+      // The kernel holds an entry neither agent's memory has (as after an add whose ACK was lost).
+      await checks.setEntry(gone.ip, gone.uid);
+      expect(strict.probeSet!.owner(gone.ip)).toBeUndefined();
+      const report = await strict.syncSnapshot([]);
+      expect(report).toMatchObject({ pruned: [{ ip: gone.ip, owner: gone.uid }], failed: [] });
+      expect(await owners()).toEqual({});
+      await strict.addPod({ uid: next.uid, ips: [gone.ip], netns: next.netns });
+      expect(await owners()).toEqual({ [gone.ip]: next.uid });
+      // The same for the takeover policy: no conflict is reported with a pod that is gone.
+      await checks.setEntry(other.ip, gone.uid);
+      expect((await lenient.syncSnapshot([{ uid: next.uid, ips: [gone.ip] }])).pruned).toEqual([{ ip: other.ip, owner: gone.uid }]);
+      await lenient.addPod({ uid: other.uid, ips: [other.ip], netns: other.netns });
+      expect(conflicts).toEqual([]);
+      expect(await owners()).toEqual({ [gone.ip]: next.uid, [other.ip]: other.uid });
+    });
+
+    it("does every pod of a snapshot it can: a pod whose namespace is gone is reported in 'failed' and gets no entry", async () => {
+      const net = await node();
+      const pods = [world.pod(), world.pod(), world.pod(), world.pod()];
+      const lost = pods[1]!;
+      world.dropNetns(lost);
+      const report = await net.syncSnapshot(pods.map(info), { reapplyRules: true });
+      expect(report).toMatchObject({ added: 3, rulesReapplied: 3, pruned: [] });
+      expect(report.failed).toEqual([{ uid: lost.uid, step: 'netns', error: expect.any(AgentError) }]);
+      expect(report.failed[0]!.error).toMatchObject({ code: 'ERR_AGENT_NETNS', pod: lost.uid, retryable: false });
+      const others = pods.filter((p) => p !== lost);
+      expect(await owners()).toEqual(Object.fromEntries(others.map((p) => [p.ip, p.uid])));
+      const verified = await net.verify({ pods: others.map(info) });
+      expect(verified.inSync).toBe(true);
+    });
+
+    it("settles every add of a snapshot before reporting, and reports a refused pod in 'failed'", async () => {
+      const net = await node({ onConflict: 'error' });
+      const pods = Array.from({ length: 8 }, () => world.pod());
+      const held = pods[0]!;
+      await checks.setEntry(held.ip, 'uid-elsewhere');
+      const report = await net.syncSnapshot(pods.map((p) => ({ uid: p.uid, ips: [p.ip] })));
+      // Read at once: nothing may still be writing when the report arrives.
+      const at = await owners();
+      expect(report.failed).toEqual([{ uid: held.uid, step: 'probe-set', error: expect.any(AgentError) }]);
+      expect(report.failed[0]!.error.cause).toBeInstanceOf(ProbeOwnerConflictError);
+      expect(report).toMatchObject({ added: 7, pruned: [] });
+      expect(at).toEqual(Object.fromEntries(pods.map((p) => [p.ip, p === held ? 'uid-elsewhere' : p.uid])));
+    });
+
+    it('verify reads the probe entries of the pods it is given (missing, foreign), and repair puts them back', async () => {
+      const net = await node();
+      const [a, b] = [world.pod(), world.pod()];
+      await net.addPod(info(a));
+      await net.addPod(info(b));
+      expect((await net.verify({ pods: [info(a), info(b)] })).inSync).toBe(true);
+      // Lost behind the agent's back: a's entry gone, b's owned by someone else.
+      await checks.setEntry(a.ip, undefined);
+      await checks.setEntry(b.ip, 'uid-elsewhere');
+      const drift = await net.verify({ pods: [info(a), info(b)] });
+      expect(drift.inSync).toBe(false);
+      expect(drift.pods.map((p) => [p.inSync, p.netns, p.probeEntries])).toEqual([
+        [false, 'ok', { missing: [a.ip], foreign: [] }],
+        [false, 'ok', { missing: [], foreign: [{ ip: b.ip, owner: 'uid-elsewhere' }] }],
+      ]);
+      expect(await owners()).toEqual({ [b.ip]: 'uid-elsewhere' });
+      expect(await net.repair({ pods: [info(a), info(b)] })).toEqual({ changed: true });
+      expect(await owners()).toEqual({ [a.ip]: a.uid, [b.ip]: b.uid });
+      const after = await net.verify({ pods: [info(a), info(b)] });
+      expect(after.inSync).toBe(true);
+      expect(after.pods.map((p) => p.probeEntries)).toEqual([
+        { missing: [], foreign: [] },
+        { missing: [], foreign: [] },
+      ]);
     });
 
     it('syncs a snapshot: upserts, prunes unclaimed IPs, and never prunes while a pod has no IP', async () => {

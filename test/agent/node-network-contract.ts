@@ -4,18 +4,23 @@
 import { expect, it } from 'vitest';
 
 import { INPOD, INPOD_ROUTING, NodeNetwork, hostProbeRules, inpodRules } from '../../lib/index.js';
-import { nodeBackendContract, type NodeBackend, type Owners } from './node-backend-contract.js';
+import { nodeBackendContract, type NodeBackend, type Owners, type SetEntry } from './node-backend-contract.js';
 import type { World } from './world.js';
 
 const V4 = 'istio-inpod-probes-v4';
 const V6 = 'istio-inpod-probes-v6';
 
-const iptablesBackend: NodeBackend<World, { owners: Owners }> = {
+const iptablesBackend: NodeBackend<World, { owners: Owners; setEntry: SetEntry }> = {
   title: 'NodeNetwork',
   async checks(world) {
     const owners: Owners = async (set = V4) =>
       Object.fromEntries((await (await world.hostIpset()).list(set)).entries.map((e) => [e.ip, e.comment]));
-    return { owners };
+    const setEntry: SetEntry = async (ip, owner) => {
+      const ipset = await world.hostIpset();
+      if (owner === undefined) await ipset.del(V4, { ip });
+      else await ipset.add(V4, { ip, comment: owner }, { replace: true });
+    };
+    return { owners, setEntry };
   },
   ownCases(current) {
     it('starts: probe sets and host SNAT rules, idempotently', async () => {
