@@ -170,6 +170,7 @@ export const IFLA = {
   TXQLEN: 13,
   OPERSTATE: 16,
   LINKMODE: 17,
+  LINKINFO: 18,
   NET_NS_PID: 19,
   GROUP: 27,
   NET_NS_FD: 28,
@@ -181,6 +182,11 @@ export const IFLA = {
   ALT_IFNAME: 53,
   ALLMULTI: 61,
 } as const;
+
+/** IFLA_INFO_KIND: the kind of link inside IFLA_LINKINFO. */
+export const IFLA_INFO_KIND = 1;
+/** The kind the kernel names the links the fake adds (they behave as ifb devices). */
+export const LINK_KIND = 'ifb';
 
 /** Address attributes (IFA_*). */
 export const IFA = {

@@ -6,7 +6,7 @@ import { type RawAttr, type Reply, allMessages, attrs, codes, messages } from '.
 export { allMessages, attrs, codes, messages, type RawAttr, type Reply };
 
 /** LINK_ATTRS are the IFLA_* types FakeRtnetlink emits, in the kernel's order. */
-export const LINK_ATTRS: ReadonlySet<number> = new Set([3, 13, 16, 17, 4, 27, 30, 61, 31, 32, 33, 1, 2]);
+export const LINK_ATTRS: ReadonlySet<number> = new Set([3, 13, 16, 17, 4, 27, 30, 61, 31, 32, 33, 1, 2, 18]);
 
 /** ErrorInfo is an NLMSG_ERROR decoded: the errno, the echoed bytes and the extended ACK. */
 export interface ErrorInfo {
