@@ -2,11 +2,13 @@
 // injected into a pod's kernel.
 import { expect, it } from 'vitest';
 
-import { NodeNetwork, type AgentError } from '../../lib/index.js';
+import { Nftables, NodeNetwork, type AgentError } from '../../lib/index.js';
 import { FakeNode } from '../../lib/testing/index.js';
 import { NFT_TABLES } from '../../lib/agent/nft-rules.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { nftNodeNetworkContract } from './nft-node-network-contract.js';
+
+const HOST = { family: 'inet', name: NFT_TABLES.nat } as const;
 import { fakeNftWorld, kernelNftWorld } from './nft-world.js';
 
 nftNodeNetworkContract('fakes', fakeNftWorld);
@@ -33,4 +35,33 @@ it('fails at the inpod-rules step, changing nothing in the pod and adding no pro
   expect(node.rtnetlinkOf(path).dump().rules.filter((r) => r.priority === 32764)).toEqual([]);
   await net.stop();
   await node.close();
+});
+
+it('prunes the element of an add whose answer was lost, so the next pod on that IP is not refused (FakeNftables)', async () => {
+  const node = new FakeNode();
+  const { ipset, ...options } = await node.options();
+  ipset?.close();
+  // Clients with a short deadline, so the lost answer times out quickly.
+  const nftables = (request: { netns?: { path: string } }) => Nftables.open({ netlink: node.nftablesOf(request.netns?.path), timeoutMs: 1000 });
+  const net = new NodeNetwork({ ...options, nftables, backend: 'nftables', kubeletUid: 1000, onConflict: 'error' });
+  const host = await Nftables.open({ netlink: node.nftablesOf(undefined) });
+  try {
+    await net.start();
+    const ip = '10.247.1.1';
+    const [a, b] = [{ uid: 'uid-lost', ips: [ip], netns: '/run/netns/nft-lost-a' }, { uid: 'uid-next', ips: [ip], netns: '/run/netns/nft-lost-b' }];
+    node.netns.add(a.netns).add(b.netns);
+    node.nftablesOf(undefined).dropNextReply({ message: 'newsetelem' });
+    await expect(net.addPod(a)).rejects.toMatchObject({ step: 'probe-set', retryable: true, cause: { code: 'ETIMEDOUT' } });
+    const held = async () => (await host.elements(HOST, 'istio-inpod-probes-v4')).map((e) => [e.address, e.comment]);
+    expect(await held()).toEqual([[ip, a.uid]]);
+    await net.removePod(a, { deleted: true });
+    expect(await held()).toEqual([[ip, a.uid]]);
+    expect(await net.syncSnapshot([])).toMatchObject({ pruned: [{ ip, owner: a.uid }], failed: [] });
+    await net.addPod(b);
+    expect(await held()).toEqual([[ip, b.uid]]);
+  } finally {
+    await net.stop();
+    host.close();
+    await node.close();
+  }
 });
