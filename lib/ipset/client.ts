@@ -74,7 +74,7 @@ export class Ipset implements Disposable {
     const o = checkOptions<IpsetOpenOptions>('options', options);
     const receiveBuffer = o.receiveBufferBytes === undefined ? 0 : checkInteger('options.receiveBufferBytes', o.receiveBufferBytes, 1, 1 << 30);
     // A handle of our own on the namespace: the caller may close theirs while we still need to open dump sockets.
-    const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
+    const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options, ['receiveBufferBytes']);
     const target: SessionTarget = { netns, peer, timeoutMs, receiveBuffer };
     let handle: RawIpsetHandle;
     try {

@@ -3,7 +3,9 @@
  * namespace, or a NetlinkPeer instead of the kernel) and the deadline for each answer.
  */
 import { Netns, type NetnsLike } from '../netns.js';
-import { checkInteger, checkOptions, invalidType } from '../validate.js';
+import { checkInteger, checkOptions, invalidType, invalidValue } from '../validate.js';
+
+const KNOWN = ['netns', 'netlink', 'timeoutMs'];
 import type { NetlinkPeer } from './peer.js';
 
 /** NetlinkOpenOptions are the fields both clients' open options share. */
@@ -32,8 +34,15 @@ export interface NetlinkTarget {
  * netns a Netns or a path) and opens the client's own namespace handle last, so a bad option leaves nothing open.
  * Throws InvalidArgumentError naming the option, or what Netns.open throws.
  */
-export function checkNetlinkOpenOptions(options: unknown): NetlinkTarget {
+export function checkNetlinkOpenOptions(options: unknown, extra: readonly string[] = []): NetlinkTarget {
   const opts = checkOptions<NetlinkOpenOptions>('options', options);
+  // A misspelt option (`peer` for `netlink`, `ns` for `netns`) would otherwise open a client on the kernel of the
+  // current namespace: the one place it must never land by mistake.
+  for (const key of Object.keys(opts)) {
+    if (!KNOWN.includes(key) && !extra.includes(key)) {
+      throw invalidValue(`options.${key}`, `no such option (the options are ${[...KNOWN, ...extra].join(', ')})`, (opts as Record<string, unknown>)[key]);
+    }
+  }
   const timeoutMs = opts.timeoutMs === undefined ? 5000 : checkInteger('options.timeoutMs', opts.timeoutMs, 1, 3_600_000);
   const peer = opts.netlink;
   if (peer !== undefined && typeof (peer as NetlinkPeer).exchange !== 'function') {
