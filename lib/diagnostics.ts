@@ -21,6 +21,8 @@ export const DIAGNOSTICS_CHANNELS = {
   agentStep: 'podnet:agent:step',
   /** One CNI invocation a CniServer served (answered, or ended without an answer). */
   cniRequest: 'podnet:cni:request',
+  /** One preflight (checkNode), run or answered from the process's earlier report. */
+  preflightCheck: 'podnet:preflight:check',
 } as const;
 
 /** DiagnosticsChannelName is the name of one of podnet's channels. */
@@ -136,6 +138,24 @@ export interface CniRequestMessage extends OperationTiming {
   cniCode: number | undefined;
 }
 
+/**
+ * PreflightCheckMessage is published on `podnet:preflight:check` for each checkNode call that got past its argument
+ * checks. `outcome` is `'ok'` when every required feature is there, `'ERR_PREFLIGHT_MISSING'` when one is not
+ * (`missing` names them), or the code of an error the check itself ended with.
+ */
+export interface PreflightCheckMessage extends OperationTiming {
+  /** The rule backend checked for. */
+  backend: 'iptables' | 'nftables';
+  /** Whether IPv6 was checked for. */
+  ipv6: boolean;
+  /** Whether the report was the process's earlier one for the same configuration (nothing probed). */
+  cached: boolean;
+  /** How many features the report has a row for. */
+  rows: number;
+  /** The features required and missing. */
+  missing: string[];
+}
+
 /** DiagnosticsMessages maps each channel name to the message it publishes. */
 export interface DiagnosticsMessages {
   'podnet:ipset:request': IpsetRequestMessage;
@@ -143,6 +163,7 @@ export interface DiagnosticsMessages {
   'podnet:netns:spawn': NetnsSpawnMessage;
   'podnet:agent:step': AgentStepMessage;
   'podnet:cni:request': CniRequestMessage;
+  'podnet:preflight:check': PreflightCheckMessage;
 }
 
 /** The channels themselves, made once: publishers check `hasSubscribers` on these. */
@@ -151,6 +172,7 @@ export const iptablesRunChannel = channel(DIAGNOSTICS_CHANNELS.iptablesRun);
 export const netnsSpawnChannel = channel(DIAGNOSTICS_CHANNELS.netnsSpawn);
 export const agentStepChannel = channel(DIAGNOSTICS_CHANNELS.agentStep);
 export const cniRequestChannel = channel(DIAGNOSTICS_CHANNELS.cniRequest);
+export const preflightCheckChannel = channel(DIAGNOSTICS_CHANNELS.preflightCheck);
 
 /** outcomeOf is the outcome an error gives a message: its string `code`, or `'ERR_UNKNOWN'` when it has none. */
 export function outcomeOf(error: unknown): string {

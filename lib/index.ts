@@ -86,6 +86,7 @@ export {
   type NetnsSpawnMessage,
   type AgentStepMessage,
   type CniRequestMessage,
+  type PreflightCheckMessage,
 } from './diagnostics.js';
 export type { AgentNetns, NetnsOpener, IptablesFactory, IptablesRequest, NftablesFactory, RtnetlinkFactory } from './agent/backends.js';
 export {
@@ -109,3 +110,4 @@ export {
 export type { ProxyPeer, DisconnectReason } from './proxy/connection.js';
 export type { ZdsWorkloadInfo } from './proxy/zds-messages.js';
 export * from './cni/index.js';
+export * from './preflight/index.js';

@@ -1,0 +1,79 @@
+/**
+ * Probes that need a namespace of their own: making one, IPv6 in it, the pod's policy routing, and the node proxy's
+ * unix seqpacket sockets with fd passing. Each runs the way the agent uses the feature.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { applyPodRouting, routingFamilies, verifyPodRouting } from '../agent/routes.js';
+import { Rtnetlink } from '../rtnetlink/client.js';
+import { runInNetns } from '../spawn.js';
+import { SeqpacketServer } from '../unix/server.js';
+import { SeqpacketSocket } from '../unix/socket.js';
+import type { PreflightContext } from './types.js';
+
+const DISABLE_IPV6 = '/proc/sys/net/ipv6/conf/all/disable_ipv6';
+
+/** netnsProbe makes a namespace and deletes it again. */
+export async function netnsProbe(context: PreflightContext): Promise<string> {
+  return context.scratch(async (ns) => `made and deleted (inode ${ns.inode})`);
+}
+
+/**
+ * ipv6Probe reads, inside a fresh namespace, whether IPv6 is on (the sysctl a pod namespace starts with) and
+ * whether its loopback has an IPv6 address, as NodeNetwork's routing decides per pod.
+ */
+export async function ipv6Probe(context: PreflightContext): Promise<string> {
+  return context.scratch(async (ns) => {
+    const read = await runInNetns(ns, ['cat', DISABLE_IPV6], { timeoutMs: 30_000 });
+    if (read.exitCode !== 0) throw new Error(`IPv6 is not in this kernel (${DISABLE_IPV6}: ${read.stderr.trim()}): module ipv6, or ipv6.disable=1 on the kernel command line`);
+    if (read.stdout.trim() !== '0') throw new Error(`IPv6 is disabled in a new namespace (net.ipv6.conf.all.disable_ipv6 = ${read.stdout.trim()})`);
+    const rt = await Rtnetlink.open({ netns: ns });
+    try {
+      const lo6 = await rt.addresses({ link: 'lo', family: 6 });
+      if (lo6.length === 0) throw new Error('IPv6 is on but loopback has no IPv6 address in a new namespace');
+      return 'on in a new namespace (loopback has ::1)';
+    } finally {
+      rt.close();
+    }
+  });
+}
+
+/** policyRoutingProbe adds the pod's policy rule and local route in a fresh namespace and reads them back. */
+export async function policyRoutingProbe(context: PreflightContext): Promise<string> {
+  return context.scratch(async (ns) => {
+    const rt = await Rtnetlink.open({ netns: ns });
+    try {
+      const families = await routingFamilies(rt, context.ipv6);
+      await applyPodRouting(rt, families);
+      const states = await verifyPodRouting(rt, families);
+      const off = states.find((s) => !s.rule || !s.route);
+      if (off) throw new Error(`the IPv${off.family} rule and route were written but do not read back as written`);
+      return `rule and route table added and read back (IPv${families.join(', IPv')})`;
+    } finally {
+      rt.close();
+    }
+  });
+}
+
+/** unixSeqpacketProbe passes a namespace fd over a SOCK_SEQPACKET connection, as the ZDS server does. */
+export async function unixSeqpacketProbe(context: PreflightContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'podnet-pf-'));
+  try {
+    return await context.scratch(async (ns) => {
+      using server = SeqpacketServer.listen({ path: join(dir, 's') });
+      const accepted = server.accept({ timeoutMs: 30_000 });
+      using client = await SeqpacketSocket.connect(server.path, { timeoutMs: 30_000 });
+      using peer = await accepted;
+      await client.send(new Uint8Array([1]), { fds: [ns.fd], timeoutMs: 30_000 });
+      const got = await peer.receive({ timeoutMs: 30_000, maxFds: 1 });
+      const fd = got?.fds[0];
+      if (!fd) throw new Error('a message came without its fd');
+      fd.close();
+      return 'a namespace fd passed with SCM_RIGHTS';
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
