@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { ProbeOwnerConflictError } from '../../lib/agent/errors.js';
 import type { NftProbeSet } from '../../lib/agent/nft-probe-set.js';
-import type { ConflictPolicy, ProbeConflict, ProbeOwnerMismatch, ProbeSet } from '../../lib/agent/probe-set.js';
+import { normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch, type ProbeSet } from '../../lib/agent/probe-set.js';
 
 /** ProbeWorld opens a client on a fresh world (kernel namespace or fake) and cleans it up. */
 export interface ProbeWorld<C> {
@@ -125,6 +125,19 @@ export function probeOwnershipContract<C extends { close(): void }>(
         { ip: 'fd00::3', owner: 'uid-c' },
       ]);
       expect(await entries('istio-inpod-probes-v4')).toEqual([{ ip: '10.0.0.2', comment: 'uid-b' }]);
+    });
+
+    it('prunes from what the sets hold: an entry it never saw goes, a claimed IP in any spelling stays', async () => {
+      await probes.add('fd00::7', 'uid-a');
+      // Written by an earlier add whose answer was lost: in the set, not in the view.
+      const behind = kind.make(client, {});
+      await behind.add('10.0.0.9', 'uid-lost');
+      expect(probes.owner('10.0.0.9')).toBeUndefined();
+      const removed = await probes.prune(new Set([normalizeIp('FD00:0:0::7').ip]));
+      expect(removed).toEqual([{ ip: '10.0.0.9', owner: 'uid-lost' }]);
+      expect(await entries('istio-inpod-probes-v4')).toEqual([]);
+      expect(await entries('istio-inpod-probes-v6')).toEqual([{ ip: 'fd00::7', comment: 'uid-a' }]);
+      expect(await probes.held()).toEqual([{ ip: 'fd00::7', owner: 'uid-a' }]);
     });
 
     it('refuses bad addresses and owners', async () => {
