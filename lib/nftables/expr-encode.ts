@@ -21,6 +21,11 @@ import type { NftExpr } from './expr-types.js';
 
 const K = native.nftablesConstants;
 const U32_MAX = 0xffffffff;
+/**
+ * The most bytes a rule's expressions may take encoded: a dump datagram's 32448 bytes less a rule message's other
+ * attributes at their largest (headers 20, table and chain names 2 x 260, handle and position 2 x 12, comment 136).
+ */
+const RULE_EXPRS_MAX_BYTES = 31744;
 /** NFT_DATA_VALUE_MAXLEN. */
 const DATA_MAX = 64;
 /** nft's widest payload offset, taken by every kernel. */
@@ -214,13 +219,17 @@ export function checkExprs(name: string, value: unknown, setIdOf: SetIdOf): RawN
   });
   if (out.length === 0) throw invalidValue(name, 'at least one expression', value);
   if (out.length > K.ruleExprsMax) throw invalidValue(name, `at most ${K.ruleExprsMax} expressions`, value);
-  // The expressions go in one attribute nest, whose length is 16 bits. An upper bound of each one's encoding (512
-  // bytes for a typed one: a lookup's 255-byte set name fits) clears most rules without encoding them; a rule past
-  // the bound is encoded by the codec and its real size counted, so any rule nft can list can be written back.
+  // A rule must come back whole in a listing: the kernel puts each object of a dump into one datagram of at most
+  // 32448 bytes (SKB_WITH_OVERHEAD(32 KiB)), and a bigger one ends the dump there, losing it and what follows. The
+  // expressions get what is left beside the rule's other attributes at their largest (names, handle, position,
+  // comment). An upper bound of each expression's encoding (512 bytes for a typed one) clears most rules without
+  // encoding them; a rule past it is encoded by the codec and its real size counted.
   let bytes = 4;
   for (const e of out) {
     bytes += e.data === undefined ? 512 : 16 + align4(Buffer.byteLength(e.name) + 1) + align4(e.data.length);
   }
-  if (bytes > 0xffff && native.nftExprsSize(out) > 0xffff) throw invalidValue(name, 'expressions that fit in 64 KiB encoded', value);
+  if (bytes > RULE_EXPRS_MAX_BYTES && native.nftExprsSize(out) > RULE_EXPRS_MAX_BYTES) {
+    throw invalidValue(name, `expressions that fit in ${RULE_EXPRS_MAX_BYTES} bytes encoded (so the rule can be listed back)`, value);
+  }
   return out;
 }

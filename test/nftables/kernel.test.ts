@@ -2,7 +2,7 @@
 // `nft -f` writes podnet lists, batches are all or nothing, element adds are exclusive, and replace is explicit.
 import { expect, it } from 'vitest';
 
-import { Nftables, NftablesError, isAlreadyExists, isNotFound, type NftTableRef } from '../../lib/index.js';
+import { Nftables, NftablesError, isAlreadyExists, isNotFound, nftExpr, type NftTableRef } from '../../lib/index.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 
@@ -217,6 +217,24 @@ describePrivileged(
         await nft.run(nft.transaction().flushChain({ family: 'inet', table: 't', name: 'c' }).addRule({ family: 'inet', table: 't', chain: 'c', exprs: listed!.exprs }));
         const [again] = await nft.rules({ family: 'inet', name: 't' });
         expect(Buffer.from(again!.expressions)).toEqual(Buffer.from(listed!.expressions));
+      });
+    });
+
+    it('a rule podnet writes is one a listing returns whole: the largest it takes lists back, a larger one is refused', async () => {
+      await withNft(async (nft) => {
+        const T = { family: 'inet', name: 't' } as const;
+        const target = 'j'.repeat(200);
+        const rule = (n: number, name: string) => ({ family: 'inet' as const, table: 't', chain: 'c', exprs: Array.from({ length: n }, () => nftExpr.jump(name)).flat() });
+        const small = { family: 'inet' as const, table: 't', chain: 'c', exprs: nftExpr.counter() };
+        const big = rule(120, target);
+        await nft.run(nft.transaction().addTable(T).addChain({ family: 'inet', table: 't', name: 'c' }).addChain({ family: 'inet', table: 't', name: target }).addRule(small).addRule(big).addRule(small));
+        const listed = await nft.rules(T);
+        expect(listed.filter((r) => r.chain === 'c').map((r) => r.exprs.length)).toEqual([small.exprs.length, 120, small.exprs.length]);
+        // 127 jumps to a 255-byte chain name encode to about 39 KiB: the kernel takes it, but its dump could not hold it.
+        const longer = 'k'.repeat(255);
+        const err = await nft.run(nft.transaction().addChain({ family: 'inet', table: 't', name: longer }).addRule(rule(127, longer))).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: 'ERR_INVALID_ARG_VALUE', argument: 'rule.exprs' });
+        expect((await nft.rules(T)).filter((r) => r.chain === 'c')).toHaveLength(3);
       });
     });
   },
