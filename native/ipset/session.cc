@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ipset/constants.h"
+#include "netlink/dump_result.h"
 #include "netlink/session_lock.h"
 
 namespace podnet::ipset {
@@ -315,11 +316,13 @@ ErrorInfo Session::List(const std::string& name, uint32_t listFlags, ListResult*
   if (!name.empty()) w_.PutString(IPSET_ATTR_SETNAME, name);
   if (listFlags != 0) w_.PutBe32(IPSET_ATTR_FLAGS, listFlags);
   w_.EndMessage(off);
-  int kerr = 0;
-  ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, [&](const uint8_t* p, size_t n) { return DumpMessage(p, n, out); });
-  if (err.failed()) return err.With("set", name);
-  if (kerr != 0) return KernelError(kerr, "list", name);
-  return ErrorInfo{};
+  return nl::EmptyOnFailure([&] { *out = ListResult{}; }, [&]() -> ErrorInfo {
+    int kerr = 0;
+    ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, [&](const uint8_t* p, size_t n) { return DumpMessage(p, n, out); });
+    if (err.failed()) return err.With("set", name);
+    if (kerr != 0) return KernelError(kerr, "list", name);
+    return ErrorInfo{};
+  });
 }
 
 ErrorInfo Session::StartEntries(const std::string& name) {
@@ -335,6 +338,11 @@ ErrorInfo Session::StartEntries(const std::string& name) {
 }
 
 ErrorInfo Session::NextEntries(uint32_t maxRecords, ListResult* out, bool* done) {
+  // The chunks handed on before stay handed on; a failed one is not.
+  return nl::EmptyOnFailure([&] { *out = ListResult{}; }, [&] { return NextChunk(maxRecords, out, done); });
+}
+
+ErrorInfo Session::NextChunk(uint32_t maxRecords, ListResult* out, bool* done) {
   *done = false;
   // Room for the chunk up front (records of short comments are 56-64 bytes):
   // growing a vector of half a megabyte step by step copies it many times.

@@ -92,6 +92,8 @@ class Session {
   size_t BeginRequest(uint8_t cmd, uint16_t flags, uint32_t seq);
   ErrorInfo AckedRequest(const char* command, const std::string& set, int* kernelError);
   ErrorInfo DumpMessage(const uint8_t* payload, size_t len, ListResult* out);
+  // One chunk of the streaming dump into *out, which NextEntries empties when it fails.
+  ErrorInfo NextChunk(uint32_t maxRecords, ListResult* out, bool* done);
 
   std::mutex mu_;
   nl::Engine engine_;

@@ -4,6 +4,7 @@
 #include <linux/netlink.h>
 #include <string.h>
 
+#include "netlink/dump_result.h"
 #include "netlink/session_lock.h"
 #include "nftables/codec.h"
 
@@ -210,8 +211,7 @@ ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t s
                            const std::function<void()>& reset) {
   ErrorInfo primed = PrimeDumps();
   if (primed.failed()) return primed;
-  for (int attempt = 0; attempt < kDumpAttempts; attempt++) {
-    reset();
+  auto attempt = [&]() -> ErrorInfo {
     w_.Clear();
     uint32_t seq = engine_.ReserveSeq(1);
     encode(seq);
@@ -224,13 +224,9 @@ ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t s
     if (err.failed()) return err;
     received_ = true;
     if (kerr != 0) return KernelError(kerr, what);
-    if (!engine_.dump_interrupted()) return ErrorInfo{};
-  }
-  reset();
-  ErrorInfo err = SystemError(EAGAIN, "recv");
-  err.message = std::string("nf_tables dump of ") + what + " was interrupted by changes " +
-                std::to_string(kDumpAttempts) + " times in a row";
-  return err;
+    return ErrorInfo{};
+  };
+  return nl::DumpWhole(engine_, kDumpAttempts, std::string("nf_tables dump of ") + what, reset, attempt);
 }
 
 // A dump's messages of the expected type decoded, others kept raw.

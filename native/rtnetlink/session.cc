@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "netlink/dump_result.h"
 #include "netlink/session_lock.h"
 #include "rtnetlink/codec.h"
 
@@ -34,29 +35,25 @@ ErrorInfo Session::Lock(std::unique_lock<std::mutex>* lock) {
 template <typename T, typename Decode>
 ErrorInfo Session::DumpAll(uint16_t type, uint16_t replyType, uint8_t family, const char* what, Decode decode,
                            std::vector<T>* out) {
-  for (int attempt = 0; attempt < kDumpAttempts; attempt++) {
-    out->clear();
+  auto onMessage = [&](const uint8_t* p, size_t n) -> ErrorInfo {
+    if (engine_.message_type() != replyType) return Malformed(what, "a message of another type in the dump");
+    T obj;
+    const char* why = "";
+    if (!decode(p, n, &obj, &why)) return Malformed(what, why);
+    out->push_back(std::move(obj));
+    return ErrorInfo{};
+  };
+  auto attempt = [&]() -> ErrorInfo {
     w_.Clear();
     uint32_t seq = engine_.ReserveSeq(1);
     EncodeDump(w_, type, seq, family);
     int kerr = 0;
-    ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, [&](const uint8_t* p, size_t n) -> ErrorInfo {
-      if (engine_.message_type() != replyType) return Malformed(what, "a message of another type in the dump");
-      T obj;
-      const char* why = "";
-      if (!decode(p, n, &obj, &why)) return Malformed(what, why);
-      out->push_back(std::move(obj));
-      return ErrorInfo{};
-    });
+    ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, onMessage);
     if (err.failed()) return err;
     if (kerr != 0) return KernelError(kerr, what, "");
-    if (!engine_.dump_interrupted()) return ErrorInfo{};
-  }
-  out->clear();
-  ErrorInfo err = SystemError(EAGAIN, "recv");
-  err.message = std::string("rtnetlink dump of ") + what + " was interrupted by changes " +
-                std::to_string(kDumpAttempts) + " times in a row";
-  return err;
+    return ErrorInfo{};
+  };
+  return nl::DumpWhole(engine_, kDumpAttempts, std::string("rtnetlink dump of ") + what, [&] { out->clear(); }, attempt);
 }
 
 ErrorInfo Session::Links(std::vector<Link>* out) {
