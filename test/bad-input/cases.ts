@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 
-import { Ipset, Iptables, Netns, Nftables, NodeNetwork, RuleSet, Rtnetlink, SeqpacketSocket, ZtunnelServer, runInNetns, type NftRuleset } from '../../lib/index.js';
+import { Ipset, Iptables, Netns, Nftables, NodeNetwork, RuleSet, Rtnetlink, SeqpacketSocket, ZtunnelServer, runInNetns, startInNetns, type NftRuleset } from '../../lib/index.js';
 
 /** What every row gets: clients opened inside the test namespace, a set and a rule that exist, a live server. */
 export interface BadInputContext {
@@ -83,6 +83,28 @@ async function nftApply(c: BadInputContext, ruleset: unknown): Promise<unknown> 
 }
 
 const NFT_T = { family: 'inet', table: 'podnet-bad' } as const;
+
+/**
+ * restoreWithLockHeld declares a chain with a legacy client that does not wait for the xtables lock (lockWaitSeconds
+ * 0) while another process holds it; restore sends the same `--wait` as apply and reads no state first. The lock is a file beside freePath (XTABLES_LOCKFILE), never the host's; the holder
+ * (`flock ... cat`) keeps it until its stdin ends.
+ */
+async function restoreWithLockHeld(c: BadInputContext): Promise<void> {
+  const lockFile = join(dirname(c.freePath), 'xtables.lock');
+  const ipt = await Iptables.open({ netns: c.netns, backend: 'legacy', lockFile, lockWaitSeconds: 0, timeoutMs: 60_000 });
+  const holder = startInNetns(undefined, ['flock', '--exclusive', lockFile, 'cat'], { timeoutMs: 120_000 });
+  try {
+    for (let held = false, tries = 0; !held; tries++) {
+      if (tries === 500) throw new Error('the xtables lock was not taken by its holder');
+      held = (await runInNetns(undefined, ['flock', '--nonblock', lockFile, 'true'], { timeoutMs: 10_000 })).exitCode !== 0;
+      if (!held) await new Promise((r) => setTimeout(r, 20));
+    }
+    await ipt.restore('*filter\n:PODNET-BAD - [0:0]\nCOMMIT\n');
+  } finally {
+    holder.end();
+    await holder.result;
+  }
+}
 
 function rule(args: unknown): RuleSet {
   return new RuleSet().chain('filter', 'PODNET-BAD').append('filter', 'PODNET-BAD', args as string[]);
@@ -182,6 +204,18 @@ export const CASES: BadInputCase[] = [
     },
   },
   { part: 'iptables', input: 'rule the kernel refuses (`-j NOPE`)', run: (c) => c.iptables.apply(rule(['-j', 'NOPE'])), code: 'ERR_IPTABLES_RESTORE' },
+  { part: 'iptables', input: 'lockWaitSeconds `-1`', run: (c) => Iptables.open({ netns: c.netns, lockWaitSeconds: -1 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: 'lockWaitSeconds `1.5`', run: (c) => Iptables.open({ netns: c.netns, lockWaitSeconds: 1.5 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: 'lockWaitSeconds `3601`', run: (c) => Iptables.open({ netns: c.netns, lockWaitSeconds: 3601 }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: "lockWaitSeconds `'5'`", run: (c) => Iptables.open({ netns: c.netns, lockWaitSeconds: '5' as never }), code: 'ERR_INVALID_ARG_TYPE' },
+  { part: 'iptables', input: 'lockFile that is relative (`xtables.lock`)', run: (c) => Iptables.open({ netns: c.netns, lockFile: 'xtables.lock' }), code: 'ERR_INVALID_ARG_VALUE' },
+  { part: 'iptables', input: 'lockFile `7`', run: (c) => Iptables.open({ netns: c.netns, lockFile: 7 as never }), code: 'ERR_INVALID_ARG_TYPE' },
+  {
+    part: 'iptables',
+    input: 'lockWaitSeconds `0` (legacy) while another process holds the xtables lock',
+    run: restoreWithLockHeld,
+    code: 'ERR_IPTABLES_LOCK_TIMEOUT',
+  },
 
   // netns
   { part: 'netns', input: 'empty path', run: () => Netns.open(''), code: 'ERR_INVALID_ARG_VALUE' },
