@@ -86,8 +86,9 @@ const NFT_T = { family: 'inet', table: 'podnet-bad' } as const;
 
 /**
  * restoreWithLockHeld declares a chain with a legacy client that does not wait for the xtables lock (lockWaitSeconds
- * 0) while another process holds it; restore sends the same `--wait` as apply and reads no state first. The lock is a file beside freePath (XTABLES_LOCKFILE), never the host's; the holder
- * (`flock ... cat`) keeps it until its stdin ends.
+ * 0) while another process holds it; restore sends the same `--wait` as apply and reads no state first. The lock
+ * is a file beside freePath (XTABLES_LOCKFILE), never the host's; its holder (`flock ... cat`) keeps it until its
+ * stdin ends.
  */
 async function restoreWithLockHeld(c: BadInputContext): Promise<void> {
   const lockFile = join(dirname(c.freePath), 'xtables.lock');
