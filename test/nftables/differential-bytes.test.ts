@@ -429,6 +429,19 @@ const KERNEL_29_CASES: Case[] = [
     ],
   },
   {
+    name: 'a base chain added again with a type its family lacks: the hook is compared first, then the type',
+    requests: () => [
+      batch(table('a', ARP), chain('a', 'b', [0, 0, 'filter'], undefined, ARP), table('i'), chain('i', 'b', [1, 0, 'filter'])),
+      batch(chain('a', 'b', [1, 0, 'nat'], undefined, ARP)),
+      batch(chain('a', 'b', [0, 0, 'nat'], undefined, ARP)),
+      batch(chain('a', 'b', [0, 0, 'nosuch'], undefined, ARP)),
+      batch(chain('i', 'b', [1, 0, 'nosuch'])),
+      batch(chain('i', 'b', [2, 0, 'nosuch'])),
+      batch(chain('i', 'b', [1, 0, 'route'])),
+      dumpOf(M.GETCHAIN, 0),
+    ],
+  },
+  {
     name: 'ct in every family: a state and mark load, a mark and zone store, in a regular chain',
     requests: () => FAMILIES.flatMap((f) => [batch(table('f', f), chain('f', 'r', undefined, undefined, f)), ...ctRules(f), dumpOf(M.GETRULE, f)]),
   },

@@ -104,11 +104,17 @@ export function newChain(draft: Draft, req: Request): void {
     if (req.msg.flags & NLM_F_REPLACE) fail(E.EOPNOTSUPP);
     if (hookAttr) {
       if (!chain.base) fail(E.EEXIST, hookAttr);
-      const h = parseHook(req.family, hookAttr, a.get(NFTA_CHAIN.TYPE));
+      const h = hookAttr.children().byType;
+      const num = h.get(NFTA_HOOK.HOOKNUM);
+      const prio = h.get(NFTA_HOOK.PRIORITY);
+      if (!num || !prio) fail(E.EINVAL);
       // Moving a base chain to another hook or priority is an update the kernel does not make; the hook is
-      // compared before the type.
-      if (h.hook !== chain.base.hook || h.priority !== chain.base.priority) fail(E.EOPNOTSUPP, hookAttr);
-      if (h.type !== chain.base.type) fail(E.EEXIST, a.get(NFTA_CHAIN.TYPE));
+      // compared before the type is looked up (ENOENT when the family lacks it) and compared.
+      if (be32(num) !== chain.base.hook || (be32(prio) | 0) !== chain.base.priority) fail(E.EOPNOTSUPP);
+      const typeAttr = a.get(NFTA_CHAIN.TYPE);
+      const type = typeAttr ? nameOf(typeAttr)! : 'filter';
+      if (!CHAIN_TYPES[req.family]?.[type]) fail(E.ENOENT, typeAttr);
+      if (type !== chain.base.type) fail(E.EEXIST, nameAttr ?? handleAttr);
     }
     // An update is a transaction of its own even when it changes nothing.
     const { chain: c } = draft.mutableChain(table, chain);
