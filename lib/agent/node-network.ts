@@ -40,6 +40,9 @@ import { KubeletUidError, checkProcRoot } from './nft-kubelet.js';
 import { nftInpodRules } from './nft-rules.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
+import { checkNode, checkPreflightOptions } from '../preflight/check-node.js';
+import { PreflightError } from '../preflight/errors.js';
+import type { PreflightOptions } from '../preflight/types.js';
 import { toLogger, type Logger } from '../logger.js';
 import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
 import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
@@ -98,6 +101,14 @@ export interface NodeNetworkOptions {
   proxy?: WorkloadProxy;
   /** Where the agent logs its steps, conflicts and repairs (any levels may be left out; default: nowhere). */
   logger?: Partial<Logger>;
+  /**
+   * Whether start() first runs checkNode for this backend, `ipv6` and `hostProcRoot` and rejects with AgentError
+   * step 'preflight' (its cause a PreflightError naming what is missing) before it changes anything. Default: true
+   * with the real backends, false when any backend (ipset, iptables, nftables, netns, rtnetlink) is given, since
+   * those are not the kernel. false skips it (for callers that run it themselves); an object runs it with those
+   * preflight options (`probes`, `path`, `netnsSysctls`). The report is kept per process.
+   */
+  preflight?: boolean | Pick<PreflightOptions, 'probes' | 'path' | 'netnsSysctls'>;
 }
 
 /** WorkloadProxy is what NodeNetwork needs of the node proxy: ZtunnelServer's workload calls. */
@@ -308,6 +319,21 @@ function podProbeEntries(pod: PodInfo, held: ReadonlyMap<string, string>): PodPr
 }
 
 /** Whether retrying the same call can help after err. */
+/** preflightOf is the preflight start() runs for these options, or undefined when it is skipped. */
+function preflightOf(o: Partial<NodeNetworkOptions>, backend: 'iptables' | 'nftables', hostProcRoot: string): PreflightOptions | undefined {
+  const choice = o.preflight;
+  if (choice === false) return undefined;
+  if (choice === undefined || choice === true) {
+    const fakes = o.ipset ?? o.iptables ?? o.nftables ?? o.netns ?? o.rtnetlink;
+    if (choice === undefined && fakes !== undefined) return undefined;
+    return { backend, ipv6: o.ipv6 ?? false, hostProcRoot };
+  }
+  const given = checkOptions<PreflightOptions>('options.preflight', choice);
+  const options = { ...given, backend, ipv6: o.ipv6 ?? false, hostProcRoot };
+  checkPreflightOptions(options);
+  return options;
+}
+
 function retryable(err: unknown): boolean {
   // No kubelet yet (it may be restarting) can change; kubelets of several uids or an unreadable procfs will not.
   if (err instanceof KubeletUidError) return err.uids.length === 0 && err.cause === undefined;
@@ -343,6 +369,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   readonly #nft: NftHost | undefined;
   readonly #proxy: WorkloadProxy | undefined;
   readonly #log: Logger;
+  /** The preflight start() runs first, or undefined when it is skipped. */
+  readonly #preflight: PreflightOptions | undefined;
   #ipset: Ipset | undefined;
   readonly #ownsIpset: boolean;
   #probes: ProbeSet | NftProbeSet | undefined;
@@ -385,6 +413,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
     this.#proxy = o.proxy;
     this.#log = toLogger(o.logger);
+    this.#preflight = preflightOf(o, backend, hostProcRoot);
     this.#ipset = o.ipset;
     this.#ownsIpset = o.ipset === undefined;
     this.#nft =
@@ -479,10 +508,23 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * start creates the probe sets (an existing identical set is fine), loads their owners, and installs the host
    * SNAT rules (deleted, then created). With the nftables backend and no `kubeletUid` it first detects the kubelet's
    * uid under `hostProcRoot`. Rejects with AgentError: step 'kubelet-uid' (its cause a KubeletUidError; retryable
-   * when no kubelet runs yet), 'sets' or 'host-rules'.
+   * when no kubelet runs yet), 'sets' or 'host-rules'. Before all that it runs the preflight (see the `preflight`
+   * option) and rejects with AgentError step 'preflight' (`ERR_AGENT_PREFLIGHT`, not retryable, its cause a
+   * PreflightError) when the node lacks a feature, having changed nothing.
    */
   async start(): Promise<void> {
     if (this.#started) return;
+    const preflight = this.#preflight;
+    if (preflight) {
+      await this.#step('preflight', undefined, 'checking what the node offers', async () => {
+        const report = await checkNode(preflight);
+        if (report.ok) return;
+        const missing = new PreflightError(report);
+        this.#log.error(missing.message, { step: 'preflight' });
+        // A node that lacks a module or a program does not grow one by retrying.
+        throw new AgentError('preflight', `checking what the node offers failed: ${missing.message}`, { cause: missing, retryable: false });
+      });
+    }
     if (this.#nft) return this.#startNft(this.#nft);
     this.#ipset ??= await this.#step('sets', undefined, 'opening ipset in the host namespace', () =>
       Ipset.open(this.#hostNetns === undefined ? {} : { netns: this.#hostNetns }),

@@ -14,7 +14,8 @@ import type { PreflightBackend, PreflightContext, PreflightOptions, PreflightPro
 const CONCURRENCY = 4;
 const cache = new Map<string, Promise<PreflightReport>>();
 
-interface Checked {
+/** Checked are checkNode's options, checked, with their defaults. */
+export interface Checked {
   backend: PreflightBackend;
   ipv6: boolean;
   hostProcRoot: string;
@@ -30,7 +31,11 @@ function checkBool(name: string, value: unknown, fallback: boolean): boolean {
   return value;
 }
 
-function checkPreflightOptions(options: unknown): Checked {
+/**
+ * checkPreflightOptions checks checkNode's options and returns them with their defaults. Throws
+ * InvalidArgumentError naming the bad one (`options.<name>`).
+ */
+export function checkPreflightOptions(options: unknown): Checked {
   const o = checkOptions<PreflightOptions>('options', options);
   const backend = o.backend ?? 'iptables';
   if (backend !== 'iptables' && backend !== 'nftables') throw invalidValue('options.backend', "'iptables' or 'nftables'", backend);

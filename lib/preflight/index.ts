@@ -1,5 +1,6 @@
 export { checkNode, describeMissing } from './check-node.js';
 export { formatReport } from './format.js';
+export { PreflightError } from './errors.js';
 export type {
   PreflightBackend,
   PreflightContext,
