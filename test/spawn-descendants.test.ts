@@ -1,13 +1,18 @@
 // What a run does with the processes its program starts: it ends on the program's own exit, kills what is left in
 // the program's process group, and leaves alone (as documented) a descendant that left the group with setsid.
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { ProcessTimeoutError, runInNetns } from '../lib/index.js';
 import { rejection } from './helpers/rejection.js';
 
 // Far beyond what the test waits for: a run that needs it shows it waited for a descendant.
 const DEADLINE_MS = 20_000;
+
+const dir = mkdtempSync(join(tmpdir(), 'podnet-spawn-desc-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function alive(pid: number): boolean {
   try {
@@ -80,5 +85,20 @@ describe('runInNetns and the program\'s descendants', () => {
     } finally {
       killIfAlive(pid);
     }
+  });
+
+  it('keeps what the program wrote before the deadline though the event loop was busy when it passed', async () => {
+    const marker = join(dir, 'written');
+    const started = performance.now();
+    const run = rejection(runInNetns(undefined, ['sh', '-c', `echo started; : > ${marker}; sleep 30`], { timeoutMs: 200 }));
+    // Busy until the output is in the pipe and the deadline has passed: the deadline and the output become due in
+    // the same turn of the loop.
+    const bound = started + 30_000;
+    while ((!existsSync(marker) || performance.now() < started + 300) && performance.now() < bound) {
+      // spin
+    }
+    const err = await run;
+    expect(err).toBeInstanceOf(ProcessTimeoutError);
+    expect((err as ProcessTimeoutError).stdout).toBe('started\n');
   });
 });

@@ -264,8 +264,9 @@ void SpawnWatch::KillGroup() {
   kill(-pid_, SIGKILL);
   kill(pid_, SIGKILL);
   killed_ = true;
-  // What the killed processes wrote no longer matters once the run failed.
-  if (result_.timedOut || result_.outputLimitExceeded) {
+  // Past the limit nothing more is read; at the deadline what was written
+  // before the kill is still read, to the end of the run.
+  if (result_.outputLimitExceeded) {
     Watch(&out_, 0);
     Watch(&err_, 0);
   }
@@ -283,10 +284,10 @@ bool SpawnWatch::ChildExited() {
 }
 
 void SpawnWatch::OnChildExit() {
-  if (!result_.timedOut && !result_.outputLimitExceeded) {
-    // The program's own exit ends the run: what it wrote is in the pipes
-    // now. Descendants still in its group go with it, before anything reads
-    // on, so none can keep the pipes busy.
+  if (!result_.outputLimitExceeded) {
+    // The program's own exit (or its kill at the deadline) ends the run: what
+    // it wrote is in the pipes now. Descendants still in its group go with
+    // it, before anything reads on, so none can keep the pipes busy.
     kill(-pid_, SIGKILL);
     if (out_.fd >= 0) ReadOutput(&out_, &result_.stdoutData);
     if (err_.fd >= 0) ReadOutput(&err_, &result_.stderrData);
