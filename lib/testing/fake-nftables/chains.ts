@@ -2,7 +2,8 @@
  * NEWCHAIN and DELCHAIN inside a batch (nf_tables_newchain / updchain / addchain / delchain): base chains with
  * type, hook, priority and policy; an update may change the policy only; a delete takes the chain's rules
  * with it unless NLM_F_NONREC, and is EBUSY while rules of other chains jump to it. An update that moves a base
- * chain to another hook or priority is EOPNOTSUPP, to another type EEXIST.
+ * chain to another hook or priority is EOPNOTSUPP, to another type EEXIST. Chains on devices (netdev, inet
+ * ingress) keep the device names they are given, none included, and list them as the kernel does.
  */
 import type { Attr, AttrTable } from '../fake-netlink/codec.js';
 import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_DEVICE_NAME, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';

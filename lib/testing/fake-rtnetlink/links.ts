@@ -59,6 +59,16 @@ export function flagsOf(l: Link): number {
   return l.up ? base | IFF_UP | IFF_RUNNING | IFF_LOWER_UP : base;
 }
 
+/** IFLA_LINKINFO's payload for the added links: IFLA_INFO_KIND "ifb" and nothing else, as the ifb driver fills it. */
+const LINKINFO_IFB = (() => {
+  const kind = Buffer.from(`${LINK_KIND}\0`);
+  const out = Buffer.alloc((4 + kind.length + 3) & ~3);
+  out.writeUInt16LE(4 + kind.length, 0);
+  out.writeUInt16LE(IFLA_INFO_KIND, 2);
+  kind.copy(out, 4);
+  return out;
+})();
+
 /** fillLink writes an RTM_NEWLINK body: ifinfomsg, then the emitted attributes in rtnl_fill_ifinfo's order. */
 export function fillLink(w: MsgWriter, l: Link): void {
   const h = Buffer.alloc(IFINFOMSG_LEN);
@@ -82,16 +92,6 @@ export function fillLink(w: MsgWriter, l: Link): void {
   // A link with a driver's link ops names its kind (rtnl_link_fill, a nest without NLA_F_NESTED); lo has none.
   if (!l.loopback) w.raw(IFLA.LINKINFO, LINKINFO_IFB);
 }
-
-/** IFLA_LINKINFO's payload for the added links: IFLA_INFO_KIND "ifb" and nothing else, as the ifb driver fills it. */
-const LINKINFO_IFB = (() => {
-  const kind = Buffer.from(`${LINK_KIND}\0`);
-  const out = Buffer.alloc((4 + kind.length + 3) & ~3);
-  out.writeUInt16LE(4 + kind.length, 0);
-  out.writeUInt16LE(IFLA_INFO_KIND, 2);
-  kind.copy(out, 4);
-  return out;
-})();
 
 /** fillLink6 writes the RTM_NEWLINK body of an AF_INET6 link dump (inet6_fill_ifinfo), IFLA_PROTINFO left out. */
 export function fillLink6(w: MsgWriter, l: Link): void {
