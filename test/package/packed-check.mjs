@@ -1,8 +1,9 @@
 // Run inside a scratch project that installed the packed tarball (test/package/packed-install.test.ts copies it
 // there): uses podnet as a user would, by package name, and prints one JSON line of what it saw.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 
-import { Netns, NodeNetwork, Rtnetlink } from 'podnet';
+import { Netns, NodeNetwork, Rtnetlink, cniPluginPath } from 'podnet';
 import { FakeNode } from 'podnet/testing';
 
 // The current namespace through the addon's open + fstat, against what the kernel shows for the same file.
@@ -39,4 +40,9 @@ const addons = [
   ),
 ];
 
-console.log(JSON.stringify({ netns, entries: probeSet?.entries ?? null, openHandles: fakes.netns.openHandles, lo, addons }));
+// The CNI plugin executable shipped beside the addon, as the runtime would run it (it answers VERSION itself).
+const plugin = cniPluginPath();
+const version = JSON.parse(execFileSync(plugin, [], { env: { CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.0.0"}' }).toString());
+const cni = { plugin, mode: statSync(plugin).mode & 0o777, version };
+
+console.log(JSON.stringify({ netns, entries: probeSet?.entries ?? null, openHandles: fakes.netns.openHandles, lo, addons, cni }));

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,7 @@ suite(title, () => {
     const { stdout } = await run('tar', ['-tzf', tarball], { env: CLI_ENV, maxBuffer: 16 << 20 });
     const files = stdout.split('\n').filter(Boolean);
     expect(files).toContain(`package/${PREBUILD}`);
+    expect(files).toContain(`package/${dirname(PREBUILD)}/podnet-cni`);
     expect(files).toContain('package/dist/index.js');
     expect(files).toContain('package/binding.gyp');
     expect(files.filter((f) => f.startsWith('package/build/') || f.startsWith('package/node_modules/'))).toEqual([]);
@@ -87,6 +88,10 @@ suite(title, () => {
     expect(seen.openHandles).toBe(0);
     expect(seen.lo).toEqual({ index: 1, name: 'lo', linkType: 772 });
     expect(seen.addons).toEqual([realpathSync(join(installed, PREBUILD))]);
+    // The plugin binary is the package's prebuild, executable, and answers as a CNI plugin.
+    expect(seen.cni.plugin).toBe(join(realpathSync(installed), dirname(PREBUILD), 'podnet-cni'));
+    expect(seen.cni.mode & 0o111).not.toBe(0);
+    expect(seen.cni.version).toMatchObject({ cniVersion: '1.0.0', supportedVersions: expect.arrayContaining(['0.3.1', '1.0.0', '1.1.0']) });
   });
 
   it('falls back to a source build when no prebuild matches (which fails here, with the compiler hidden)', async () => {
