@@ -113,13 +113,20 @@ function codeOf(err: unknown): unknown {
   return typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
 }
 
-/** isNotFound tells whether err means "the thing does not exist" (a missing file, set, entry or chain). */
+/**
+ * isNotFound tells whether err means "the thing does not exist": a missing file, namespace, set, chain, route or
+ * rule (`ENOENT`, `ESRCH`), or an ipset entry a delete did not find (`IPSET_ERR_ENTRY_MISSING`). Every client answers
+ * it alike for a delete or a lookup of something missing; it never throws.
+ */
 export function isNotFound(err: unknown): boolean {
   const code = codeOf(err);
-  return code === 'ENOENT' || code === 'ESRCH';
+  return code === 'ENOENT' || code === 'ESRCH' || code === 'IPSET_ERR_ENTRY_MISSING';
 }
 
-/** isAlreadyExists tells whether err means "the thing is already there". */
+/**
+ * isAlreadyExists tells whether err means "the thing is already there": an exclusive add of something present
+ * (`EEXIST`, or `IPSET_ERR_EXIST` from an ipset add). Every client answers it alike; it never throws.
+ */
 export function isAlreadyExists(err: unknown): boolean {
   const code = codeOf(err);
   return code === 'EEXIST' || code === 'IPSET_ERR_EXIST';
@@ -155,8 +162,11 @@ export interface IpsetErrorContext {
 
 /**
  * IpsetError is a failure reported by the kernel's ipset subsystem (or the fake kernel): `code` is the kernel's name
- * (`IPSET_ERR_EXIST`, `IPSET_ERR_BUSY`, ... or `ENOENT`/`EEXIST` for plain errnos), `errno` its negative number, plus
- * the command, the set, and for entry failures the entry and its index in the batch.
+ * (`IPSET_ERR_EXIST`, `IPSET_ERR_BUSY`, ... or `ENOENT`/`EEXIST` for plain errnos), read by the operation where the
+ * kernel gives one code two meanings: its `IPSET_ERR_EXIST` is `IPSET_ERR_EXIST` on an add (the entry is there,
+ * `isAlreadyExists`) and `IPSET_ERR_ENTRY_MISSING` on a delete (the entry is not, `isNotFound`). `ipsetCode` keeps
+ * the kernel's own name, `errno` its negative number; with the command, the set, and for entry failures the entry
+ * and its index in the batch.
  */
 export class IpsetError extends PodnetError {
   /** The kernel's negative errno (ipset's own codes are -4096 and below: `IPSET_ERR_EXIST` is -4103). */
@@ -173,10 +183,16 @@ export class IpsetError extends PodnetError {
   readonly index: number | undefined;
   /** The namespace of the client, as a path. */
   readonly netns: string | undefined;
+  /**
+   * The kernel's name for the code it answered with (`IPSET_ERR_EXIST` for a delete's missing entry too, whose `code`
+   * is `IPSET_ERR_ENTRY_MISSING`); the same as `code` wherever the kernel's code has one meaning.
+   */
+  readonly ipsetCode: string;
 
-  constructor(message: string, code: string, errno: number, context: IpsetErrorContext = {}) {
+  constructor(message: string, code: string, errno: number, context: IpsetErrorContext = {}, ipsetCode: string = code) {
     super(message, code);
     this.errno = errno;
+    this.ipsetCode = ipsetCode;
     this.command = context.command;
     this.set = context.set;
     this.entry = context.entry;

@@ -39,6 +39,7 @@ describe('errors', () => {
     [{ code: 'ESRCH' }, true, false],
     [{ code: 'EEXIST' }, false, true],
     [{ code: 'IPSET_ERR_EXIST' }, false, true],
+    [{ code: 'IPSET_ERR_ENTRY_MISSING' }, true, false],
     [{ code: 'EPERM' }, false, false],
     [null, false, false],
     ['ENOENT', false, false],

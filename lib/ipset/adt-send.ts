@@ -66,7 +66,7 @@ export async function sendJob(session: IpsetSession, job: AdtJob): Promise<void>
     inline = writer.byteLength <= INLINE_BYTES && (await session.size(name)) < INLINE_MAX_ELEMENTS;
     if (requestChannel.hasSubscribers) start = performance.now();
     // Inline: the records are read before adt() returns. Either way the writer is not written until it settles.
-    result = await session.live().adt(command, name, writer.bytes(), excl, inline);
+    result = await session.handle().adt(command, name, writer.bytes(), excl, inline);
   } catch (err) {
     if (start >= 0) publishFailed(session.about(label, name, inline ? 'inline' : 'worker'), start, sent.length, err);
     for (const item of sent) item.reject(err);

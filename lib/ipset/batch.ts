@@ -122,7 +122,7 @@ export function tracedAdt(
   entryAt: (at: number) => [number, IpsetEntry],
 ): Promise<Uint32Array> {
   const { command, name, excl } = request;
-  const pending = session.live().adt(command, name, records, excl, false);
+  const pending = session.handle().adt(command, name, records, excl, false);
   if (!requestChannel.hasSubscribers) return pending;
   const about = session.about(request.context.command, name, 'worker');
   const start = performance.now();

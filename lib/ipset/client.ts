@@ -47,10 +47,11 @@ export interface IpsetOpenOptions {
 
 /**
  * Ipset is a client for the kernel's ipset subsystem in one network namespace. Operations run in call order. A
- * kernel refusal rejects with IpsetError (the kernel's code, such as `IPSET_ERR_EXIST` or `ENOENT` for a missing
- * set, with the command, set and entry); a kernel or peer that does not answer within timeoutMs rejects with
- * PodnetSystemError `ETIMEDOUT` (the request may still have been applied: read the state to know); after close()
- * calls fail with PodnetError `ERR_IPSET_CLOSED`. Bad arguments are refused with InvalidArgumentError
+ * kernel refusal rejects with IpsetError (the kernel's code read by the operation, such as `IPSET_ERR_EXIST` for an
+ * add of a present entry, `IPSET_ERR_ENTRY_MISSING` for a del of an absent one, or `ENOENT` for a missing set, with
+ * the command, set and entry); a kernel or peer that does not answer within timeoutMs rejects with
+ * PodnetSystemError `ETIMEDOUT` (the request may still have been applied: read the state to know); calls made
+ * after close() fail with PodnetError `ERR_IPSET_CLOSED`, while those made before it finish. Bad arguments are refused with InvalidArgumentError
  * (`ERR_INVALID_ARG_TYPE` / `ERR_INVALID_ARG_VALUE`) before anything is sent.
  */
 export class Ipset implements Disposable {
@@ -108,7 +109,7 @@ export class Ipset implements Disposable {
     const { spec, shape } = createSpec(name, options, flags);
     const session = this.#session;
     return this.#queue.serial(async () => {
-      const handle = session.live();
+      const handle = session.handle();
       await traced(() => session.about('create', name, 'worker'), () => handle.create(spec, false));
       session.sets.created(name, shape, spec.exist);
     });
@@ -176,7 +177,7 @@ export class Ipset implements Disposable {
   /** A command of one or two set names and no entries (destroy, flush, rename, swap), on a worker. */
   #simple(command: number, label: string, name: string | undefined, name2 = ''): Promise<void> {
     const session = this.#session;
-    const handle = session.live();
+    const handle = session.handle();
     return traced(() => session.about(label, name, 'worker'), () => handle.simple(command, name ?? '', name2, true, false));
   }
 
@@ -190,8 +191,8 @@ export class Ipset implements Disposable {
   }
 
   /**
-   * del deletes one entry; a missing one rejects with IpsetError `IPSET_ERR_EXIST` (the kernel's answer) unless
-   * `{ ignoreMissing: true }`.
+   * del deletes one entry; a missing one rejects with IpsetError `IPSET_ERR_ENTRY_MISSING` (`isNotFound`; its
+   * `ipsetCode` is the kernel's `IPSET_ERR_EXIST`) unless `{ ignoreMissing: true }`.
    */
   del(name: string, entry: IpsetEntry, options?: { ignoreMissing?: boolean }): Promise<void> {
     return this.#one(cmd.del, name, entry, options, 'ignoreMissing');
@@ -231,7 +232,7 @@ export class Ipset implements Disposable {
     const session = this.#session;
     return this.#queue.serial(async () => {
       const record = oneRecord(checkEntry(entry, await session.shape(name, 'test')));
-      const handle = session.live();
+      const handle = session.handle();
       // One small request: inline, as small ADT batches (adt-send.ts).
       return traced(() => session.about('test', name, 'inline'), async () => handle.test(name, record, true), 1);
     });
@@ -257,7 +258,7 @@ export class Ipset implements Disposable {
     return this.#many(cmd.add, 'add', name, entries, o.replace !== true);
   }
 
-  /** delMany deletes every entry of an iterable, as addMany adds. */
+  /** delMany deletes every entry of an iterable, as addMany adds; a missing entry fails with `IPSET_ERR_ENTRY_MISSING`. */
   async delMany(name: string, entries: Iterable<IpsetEntry>, options: { ignoreMissing?: boolean } = {}): Promise<IpsetBatchResult> {
     const o = checkOptions<{ ignoreMissing?: boolean }>('options', options);
     return this.#many(cmd.del, 'del', name, entries, o.ignoreMissing !== true);
@@ -310,9 +311,14 @@ export class Ipset implements Disposable {
     yield* streamEntries(this.#session, name, chunk);
   }
 
-  /** close closes the socket (and this client's namespace handle). Queued operations fail with ERR_IPSET_CLOSED. */
+  /**
+   * close refuses new operations at once (they reject, and *Sync calls throw, with `ERR_IPSET_CLOSED`) and releases
+   * the sockets and the namespace handle when the operations called before it have finished; idempotent. A stream
+   * from entries() whose iteration has begun runs on its own socket to its end.
+   */
   close(): void {
-    this.#session.close();
+    if (this.#session.closed) return;
+    this.#session.close(this.#queue.close());
   }
 
   /** Symbol.dispose is close(), for `using`. */

@@ -50,7 +50,7 @@ async function readListing(session: IpsetSession, handle: RawIpsetHandle, name: 
 
 /** listNames reads the names of every set in the namespace. */
 export function listNames(session: IpsetSession): Promise<string[]> {
-  const handle = session.live();
+  const handle = session.handle();
   return traced(
     () => session.about('listNames', undefined, 'worker'),
     async () => (await handle.list('', LIST_SETNAME, false)).sets.map((s) => s.name),

@@ -1,5 +1,5 @@
 /** Builds IpsetError from what the addon reports, for single operations and for batch entries. */
-import { IpsetError, registerNativeErrorKind, type IpsetErrorContext } from '../errors.js';
+import { IpsetError, PodnetError, registerNativeErrorKind, type IpsetErrorContext } from '../errors.js';
 import { ipsetErrorName } from './codes.js';
 
 function errnoName(error: number): string {
@@ -13,16 +13,35 @@ function describeEntry(entry: unknown): string {
   return '';
 }
 
-/** ipsetError builds the error for a positive kernel error code. */
+/** IPSET_ERR_EXIST: the kernel's code for an entry that an add finds present and a delete finds absent. */
+const IPSET_ERR_EXIST = 4103;
+
+/**
+ * ipsetError builds the error for a positive kernel error code. The kernel's IPSET_ERR_EXIST means "present" on an
+ * add and "absent" on a del, so a del's is named IPSET_ERR_ENTRY_MISSING (what isNotFound answers to); `ipsetCode`
+ * keeps the kernel's name either way.
+ */
 export function ipsetError(error: number, context: IpsetErrorContext & { setType?: string; description?: string }): IpsetError {
   let [code, description] = ipsetErrorName(error, context.setType);
   if (!code) {
     code = errnoName(error);
     description = context.description ?? '';
   }
+  const ipsetCode = code;
+  if (error === IPSET_ERR_EXIST && context.command === 'del') {
+    code = 'IPSET_ERR_ENTRY_MISSING';
+    description = 'element is not in the set';
+  } else if (error === IPSET_ERR_EXIST && context.command === 'add') {
+    description = 'element is already in the set';
+  }
   const about = `${context.command ?? 'ipset'}${context.set ? ` '${context.set}'` : ''}${describeEntry(context.entry)}`;
   const message = `ipset ${about}: ${code}${description ? ` (${description})` : ''}`;
-  return new IpsetError(message, code, -error, context);
+  return new IpsetError(message, code, -error, context, ipsetCode);
+}
+
+/** ipsetClosedError is what a call made after close() fails with. */
+export function ipsetClosedError(): PodnetError {
+  return new PodnetError('ipset client is closed', 'ERR_IPSET_CLOSED');
 }
 
 registerNativeErrorKind('ipset', (fields) => {

@@ -4,6 +4,7 @@
  * 10,000 concurrent add() calls cost a handful of kernel round trips.
  */
 import { withCallerStack } from '../errors.js';
+import { ipsetClosedError } from './error-map.js';
 
 /** One caller's entry in a coalesced job. */
 export interface PendingItem {
@@ -26,14 +27,16 @@ export class IpsetQueue {
   /** The last job queued, while later calls may still join it. */
   #open: AdtJob | undefined;
   readonly #runJob: (job: AdtJob) => Promise<void>;
+  #closed = false;
 
   /** runJob sends a coalesced job and settles each of its items; it runs in the job's turn. */
   constructor(runJob: (job: AdtJob) => Promise<void>) {
     this.#runJob = runJob;
   }
 
-  /** serial runs fn after every operation queued before it; the queue survives failures. */
+  /** serial runs fn after every operation queued before it; the queue survives failures. After close() it rejects. */
   serial<T>(fn: () => Promise<T> | T): Promise<T> {
+    if (this.#closed) return Promise.reject(ipsetClosedError());
     const caller = new Error();
     const run = this.#tail.then(() => fn());
     this.#tail = run.catch(() => undefined);
@@ -43,6 +46,7 @@ export class IpsetQueue {
 
   /** adt queues one entry's ADD or DEL, in the last queued job when that is for the same set and mode and waits. */
   adt(command: number, name: string, entry: unknown, excl: boolean): Promise<void> {
+    if (this.#closed) return Promise.reject(ipsetClosedError());
     return new Promise<void>((resolve, reject) => {
       const item: PendingItem = { entry, resolve, reject };
       const open = this.#open;
@@ -54,6 +58,16 @@ export class IpsetQueue {
       this.serial(() => this.#start(job)).catch(() => undefined);
       this.#open = job;
     });
+  }
+
+  /**
+   * close makes later calls reject with ERR_IPSET_CLOSED; the operations queued before run as they would have. The
+   * promise settles when the last of them has.
+   */
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#open = undefined;
+    return this.#tail.then(() => undefined);
   }
 
   #start(job: AdtJob): Promise<void> {

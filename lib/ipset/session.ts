@@ -2,12 +2,12 @@
  * IpsetSession: what the parts of one Ipset client share: its netlink handle and how to open more (dump sockets),
  * its namespace, what it knows of each set, and the buffers its JS-thread checks reuse.
  */
-import { IpsetError, PodnetError } from '../errors.js';
+import { IpsetError } from '../errors.js';
 import { native, type RawIpsetHandle } from '../native.js';
 import type { NetlinkPeer } from '../netlink/peer.js';
 import type { Netns } from '../netns.js';
 import { newFields, type SetShape } from './entry.js';
-import { ipsetError } from './error-map.js';
+import { ipsetClosedError, ipsetError } from './error-map.js';
 import { LIST_HEADER, firstHeader } from './header.js';
 import { RecordWriter } from './record.js';
 import { type RequestAbout, traced, tracedSync } from './request-trace.js';
@@ -33,6 +33,8 @@ export function newHandle(target: SessionTarget): RawIpsetHandle {
 
 export class IpsetSession {
   #handle: RawIpsetHandle | undefined;
+  /** close() was called: new calls are refused while the ones made before it finish. */
+  #closing = false;
   readonly target: SessionTarget;
   /** addSync/delSync's path to the handle; it has its own record buffer (an async call may still read adtWriter's). */
   readonly sync: SyncChannel;
@@ -53,8 +55,9 @@ export class IpsetSession {
     this.sync = new SyncChannel(handle);
   }
 
+  /** closed tells whether close() was called (the sockets may still serve the calls made before it). */
   get closed(): boolean {
-    return this.#handle === undefined;
+    return this.#closing;
   }
 
   /** netnsPath is the namespace errors name (undefined: the process's own, or a peer). */
@@ -67,15 +70,27 @@ export class IpsetSession {
     return { command, set, netns: this.netnsPath, mode };
   }
 
-  /** live is the open handle. Throws PodnetError ERR_IPSET_CLOSED after close(). */
+  /**
+   * live is the handle for a call being made now (a *Sync call, or one about to be queued). Throws PodnetError
+   * ERR_IPSET_CLOSED once close() was called.
+   */
   live(): RawIpsetHandle {
-    if (!this.#handle) throw new PodnetError('ipset client is closed', 'ERR_IPSET_CLOSED');
+    if (this.#closing || !this.#handle) throw ipsetClosedError();
     return this.#handle;
   }
 
-  /** dumpHandle is list()'s socket (opened now on first use) while the session is open. */
+  /**
+   * handle is the handle for work queued before close(), which close() lets finish. Throws PodnetError
+   * ERR_IPSET_CLOSED once the sockets are released.
+   */
+  handle(): RawIpsetHandle {
+    if (!this.#handle) throw ipsetClosedError();
+    return this.#handle;
+  }
+
+  /** dumpHandle is list()'s socket (opened now on first use) while the sockets are held. */
   dumpHandle(): RawIpsetHandle {
-    this.live();
+    this.handle();
     return (this.#dumpHandle ??= newHandle(this.target));
   }
 
@@ -122,15 +137,24 @@ export class IpsetSession {
 
   /** headerNow asks the kernel for a set's header (ENOENT IpsetError when there is none). */
   async headerNow(name: string): Promise<IpsetHeader> {
-    const handle = this.live();
+    const handle = this.handle();
     return traced(
       () => this.about('header', name, 'worker'),
       async () => firstHeader((await handle.list(name, LIST_HEADER, false)).sets, name),
     );
   }
 
-  /** close closes the sockets and the namespace handle; later calls fail with ERR_IPSET_CLOSED. */
-  close(): void {
+  /**
+   * close refuses new calls at once (ERR_IPSET_CLOSED) and releases the sockets and the namespace handle when
+   * `drained` settles: the calls made before close() finish on them.
+   */
+  close(drained: Promise<unknown>): void {
+    if (this.#closing) return;
+    this.#closing = true;
+    void drained.then(() => this.#release());
+  }
+
+  #release(): void {
     if (!this.#handle) return;
     this.#handle.close();
     this.#handle = undefined;

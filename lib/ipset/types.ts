@@ -108,7 +108,7 @@ export interface IpsetBatchFailure {
   index: number;
   /** The entry, as given. */
   entry: IpsetEntry;
-  /** Why: an IpsetError from the kernel (`IPSET_ERR_EXIST`, ...), or an InvalidArgumentError for a streamed entry. */
+  /** Why: an IpsetError from the kernel (`IPSET_ERR_EXIST` on an add, `IPSET_ERR_ENTRY_MISSING` on a del, ...), or an InvalidArgumentError for a streamed entry. */
   error: Error;
 }
 

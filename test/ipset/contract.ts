@@ -82,7 +82,7 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
       expect(await ipset.test('p4', { ip: '10.0.0.2' })).toBe(false);
       await ipset.del('p4', { ip: '10.0.0.1' });
       expect(await ipset.test('p4', { ip: '10.0.0.1' })).toBe(false);
-      expect(await rejection(ipset.del('p4', { ip: '10.0.0.1' }))).toMatchObject({ code: 'IPSET_ERR_EXIST', command: 'del' });
+      expect(await rejection(ipset.del('p4', { ip: '10.0.0.1' }))).toMatchObject({ code: 'IPSET_ERR_ENTRY_MISSING', ipsetCode: 'IPSET_ERR_EXIST', errno: -4103, command: 'del' });
       await ipset.del('p4', { ip: '10.0.0.1' }, { ignoreMissing: true });
     });
 
@@ -176,7 +176,7 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
       expect(await ipset.addMany('g', gen())).toEqual({ applied: 5000, failed: [] });
       const del = await ipset.delMany('g', [{ ip: v4(1) }, { ip: v4(1) }, { ip: v4(2) }]);
       expect(del.applied).toBe(2);
-      expect(del.failed.map((f) => [f.index, (f.error as IpsetError).code])).toEqual([[1, 'IPSET_ERR_EXIST']]);
+      expect(del.failed.map((f) => [f.index, (f.error as IpsetError).code])).toEqual([[1, 'IPSET_ERR_ENTRY_MISSING']]);
       expect(await ipset.delMany('g', [{ ip: v4(1) }], { ignoreMissing: true })).toEqual({ applied: 1, failed: [] });
       let count = 0;
       for await (const e of ipset.entries('g', { chunk: 700 })) {
@@ -316,7 +316,7 @@ export function ipsetContract(name: string, backend: () => IpsetBackend): void {
       expect(ipset.testSync('s', { ip: '10.0.0.1' })).toBe(true);
       ipset.delSync('s', { ip: '10.0.0.1' });
       expect(ipset.testSync('s', { ip: '10.0.0.1' })).toBe(false);
-      expect(() => ipset.delSync('s', { ip: '10.0.0.1' })).toThrow(expect.objectContaining({ code: 'IPSET_ERR_EXIST' }));
+      expect(() => ipset.delSync('s', { ip: '10.0.0.1' })).toThrow(expect.objectContaining({ code: 'IPSET_ERR_ENTRY_MISSING', ipsetCode: 'IPSET_ERR_EXIST' }));
       ipset.delSync('s', { ip: '10.0.0.1' }, { ignoreMissing: true });
       expect(() => ipset.addSync('missing', { ip: '10.0.0.1' })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
     });
