@@ -40,6 +40,7 @@ import { KubeletUidError, checkProcRoot } from './nft-kubelet.js';
 import { nftInpodRules } from './nft-rules.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
+import { PodAdmission, defaultPodsInFlight } from './pod-admission.js';
 import { checkNode, checkPreflightOptions } from '../preflight/check-node.js';
 import { PreflightError } from '../preflight/errors.js';
 import type { PreflightOptions } from '../preflight/types.js';
@@ -109,6 +110,12 @@ export interface NodeNetworkOptions {
    * preflight options (`probes`, `path`, `netnsSysctls`). The report is kept per process.
    */
   preflight?: boolean | Pick<PreflightOptions, 'probes' | 'path' | 'netnsSysctls'>;
+  /**
+   * How many pods addPod and removePod work on inside their namespaces at once (in-pod rules, policy routes), an
+   * integer from 1 to 1024; the others wait their turn in call order, so in a burst the first pods finish first.
+   * Default: with iptables one per CPU, with nftables libuv's pool size (UV_THREADPOOL_SIZE, default 4).
+   */
+  maxPodsInFlight?: number;
 }
 
 /** WorkloadProxy is what NodeNetwork needs of the node proxy: ZtunnelServer's workload calls. */
@@ -379,6 +386,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   #started = false;
   /** Calls for one pod (by uid) run in call order; calls for different pods run freely. */
   readonly #podCalls = new KeyedLock();
+  /** Pods work in their namespaces a few at a time, in call order (see PodAdmission). */
+  readonly #admission: PodAdmission;
   /** The pods addPod enrolled (or a snapshot named): the namespace they were enrolled in and their IPs. */
   readonly #enrolled = new Map<string, { netnsId: string | undefined; ips: readonly string[] }>();
 
@@ -404,6 +413,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     if (backend !== 'iptables' && backend !== 'nftables') throw invalidValue('options.backend', "'iptables' or 'nftables'", backend);
     if (o.kubeletUid !== undefined) checkInteger('options.kubeletUid', o.kubeletUid, 0, 0xfffffffe);
     const hostProcRoot = checkProcRoot('options.hostProcRoot', o.hostProcRoot ?? '/proc');
+    this.#admission = new PodAdmission(
+      o.maxPodsInFlight === undefined ? defaultPodsInFlight(backend) : checkInteger('options.maxPodsInFlight', o.maxPodsInFlight, 1, 1024),
+    );
     this.#nftables = o.nftables ?? realNftables(o.hostNetns);
     if (o.proxy !== undefined) {
       const p = o.proxy as unknown as Record<string, unknown>;
@@ -638,9 +650,11 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         // The runtime recreated the sandbox: the rules and the proxy's listeners go into the new namespace.
         this.#log.warn(`pod '${p.uid}' has a new namespace; enrolling it again`, { pod: p.uid, netns: ns.path });
       }
-      if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
-      else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
-      await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
+      await this.#admission.run(async () => {
+        if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
+        else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
+        await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
+      });
       const proxy = this.#proxy;
       if (proxy) {
         await this.#step('proxy', p.uid, `handing pod '${p.uid}' to the node proxy`, async () => {
@@ -685,11 +699,13 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     // From here on the pod is out of the proxy and the probe set: it is no longer enrolled, whatever its namespace says.
     this.#enrolled.delete(p.uid);
     if (!deleted) {
-      await this.#withPod(p, async (ns) => {
-        if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
-        else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
-        await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
-      });
+      await this.#withPod(p, (ns) =>
+        this.#admission.run(async () => {
+          if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
+          else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
+          await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
+        }),
+      );
     }
     this.#log.info('pod removed', { pod: p.uid, deleted });
   }
