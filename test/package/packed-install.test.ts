@@ -92,6 +92,15 @@ suite(title, () => {
     expect(seen.cni.plugin).toBe(join(realpathSync(installed), dirname(PREBUILD), 'podnet-cni'));
     expect(seen.cni.mode & 0o111).not.toBe(0);
     expect(seen.cni.version).toMatchObject({ cniVersion: '1.0.0', supportedVersions: expect.arrayContaining(['0.3.1', '1.0.0', '1.1.0']) });
+
+    // `npx podnet doctor` as an operator runs it in the agent's image: the package's bin, from the install.
+    const npx = join(dirname(npmCli()), 'npx-cli.js');
+    const doctor = await run(process.execPath, [npx, '--no-install', 'podnet', 'doctor', '--backend', 'nftables', '--json'], { cwd: project, env, timeout: 120_000 }).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (err: { code?: unknown; stdout?: string }) => ({ code: err.code, stdout: err.stdout ?? '' }),
+    );
+    expect(JSON.parse(doctor.stdout)).toMatchObject({ backend: 'nftables', ipv6: false });
+    expect(doctor.code).toBe(process.getuid?.() === 0 ? 0 : 1);
   });
 
   it('falls back to a source build when no prebuild matches (which fails here, with the compiler hidden)', async () => {
