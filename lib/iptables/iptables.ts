@@ -16,6 +16,7 @@ import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinar
 import { Canonicalizer } from './canonical.js';
 import { canonicalCacheFor, sharedVersion } from './shared.js';
 import { type RestoreScript, applyPrefix, planApply, planRemove } from './render.js';
+import { committedBefore, planCreate, refusedForExisting, stateBeforeCreate } from './fresh.js';
 import { planRollback } from './rollback.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
 import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner, observedRunner } from './runner.js';
@@ -114,33 +115,57 @@ export class Iptables {
   /**
    * apply makes the namespace hold the rule set: owned chains exactly as written, the other rules once each. All or
    * nothing: when a later table fails, what it wrote in the earlier tables is undone, and rules other writers added
-   * meanwhile stay (see rollback.ts). Rejects with IptablesRestoreError (or
+   * meanwhile stay (see rollback.ts). A namespace that holds none of the set's chains is written in one restore run
+   * without reading it first, when the set allows it (see fresh.ts). Rejects with IptablesRestoreError (or
    * IptablesLockTimeoutError), or throws the rule set's first InvalidArgumentError before anything runs.
    */
   apply(rules: RuleSet): Promise<void> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
-      // Only the rules outside owned chains are compared with the state; owned chains are written as given. Forms
-      // still to be learned are learned first, so that no restore waits through the learning's own runs.
-      const canonical = this.#canonical.cached(rules, 'foreign') ?? (await this.#canonical.canonicalize(rules, 'foreign'));
-      // iptables-restore starts now, while iptables-save runs: its start (exec, linking, xtables setup) overlaps
-      // the save, and with nft so does its reading of the owned chains (which do not depend on the save). The rest
-      // of its input (the deletions the save calls for, the other rules, COMMIT) follows. iptables-save takes no
-      // lock; a restore cut off before COMMIT commits nothing. Legacy gets nothing early: iptables-legacy-restore
-      // takes the xtables lock (host-wide unless lockFile is set) as soon as it reads a table, and would hold it
-      // for the length of the save.
-      const early = this.#runner.start?.(this.#restoreArgv());
-      const prefix = early && this.backend === 'nft' ? applyPrefix(canonical) : '';
-      if (prefix !== '') early!.write(prefix);
-      let before: IptablesState;
-      try {
-        before = await this.#planState(canonical);
-      } catch (err) {
-        await abandon(early);
-        throw err;
+      const create = planCreate(rules);
+      let written: IptablesTable[] = [];
+      if (create !== undefined) {
+        const result = await this.#runner.run(this.#restoreArgv(), create.text);
+        if (result.exitCode === 0) return;
+        const err = restoreError(create, result.exitCode, result.stderr);
+        // A held lock is not an answer about the chains; apply reports it as it does on the save-first path.
+        if (err instanceof IptablesLockTimeoutError) throw err;
+        written = committedBefore(rules, err.table);
+        if (!refusedForExisting(create, err)) {
+          // Refused where the save-first plan writes the same lines over the same state: it would fail alike.
+          await this.#rollBack(rules, { tables: {} }, written, err);
+          throw err;
+        }
       }
-      await this.#applyWith(canonical, before, early, prefix);
+      await this.#applyReading(rules, written);
     });
+  }
+
+  /**
+   * #applyReading is apply that reads the state first. `written` lists the tables a planCreate run committed just
+   * before: a rollback takes them back to holding nothing of the set's.
+   */
+  async #applyReading(rules: RuleSet, written: readonly IptablesTable[]): Promise<void> {
+    // Only the rules outside owned chains are compared with the state; owned chains are written as given. Forms
+    // still to be learned are learned first, so that no restore waits through the learning's own runs.
+    const canonical = this.#canonical.cached(rules, 'foreign') ?? (await this.#canonical.canonicalize(rules, 'foreign'));
+    // iptables-restore starts now, while iptables-save runs: its start (exec, linking, xtables setup) overlaps
+    // the save, and with nft so does its reading of the owned chains (which do not depend on the save). The rest
+    // of its input (the deletions the save calls for, the other rules, COMMIT) follows. iptables-save takes no
+    // lock; a restore cut off before COMMIT commits nothing. Legacy gets nothing early: iptables-legacy-restore
+    // takes the xtables lock (host-wide unless lockFile is set) as soon as it reads a table, and would hold it
+    // for the length of the save.
+    const early = this.#runner.start?.(this.#restoreArgv());
+    const prefix = early && this.backend === 'nft' ? applyPrefix(canonical) : '';
+    if (prefix !== '') early!.write(prefix);
+    let before: IptablesState;
+    try {
+      before = await this.#planState(canonical);
+    } catch (err) {
+      await abandon(early);
+      throw err;
+    }
+    await this.#applyWith(canonical, before, early, prefix, written);
   }
 
   /**
@@ -212,7 +237,13 @@ export class Iptables {
     return this.#exclusive(() => this.#restore({ text: input, lines, blocks }));
   }
 
-  async #applyWith(rules: RuleSet, before: IptablesState, early?: IptablesStartedRun, sent = ''): Promise<void> {
+  async #applyWith(
+    rules: RuleSet,
+    before: IptablesState,
+    early?: IptablesStartedRun,
+    sent = '',
+    written: readonly IptablesTable[] = [],
+  ): Promise<void> {
     let script: RestoreScript;
     try {
       script = planApply(rules, before);
@@ -235,21 +266,30 @@ export class Iptables {
         throw err;
       }
       const failed = script.blocks.findIndex((b) => b.table === err.table);
-      // Unknown failing table: undo every table; the undo leaves a table that reads as before untouched.
-      const committed = (failed < 0 ? rules.tables : rules.tables.slice(0, failed)) as IptablesTable[];
-      if (committed.length === 0) throw err;
-      try {
-        // Planned against the state after the failure, not the one before the apply: rules other writers added in
-        // between stay (see rollback.ts).
-        const after = await this.#state();
-        await this.#restore(planRollback(rules, before, after, committed));
-      } catch (rollbackError) {
-        throw new IptablesRestoreError(`${err.message} (and rolling back earlier tables failed)`, {
-          ...fieldsOf(err),
-          rollbackError,
-        });
-      }
+      // Unknown failing table: undo every table; the undo leaves a table that reads as before untouched. Tables an
+      // unread run wrote just before are undone too, even where this run's block did not commit.
+      const reached = failed < 0 ? rules.tables.length : Math.max(failed, written.length);
+      await this.#rollBack(rules, stateBeforeCreate(before, written), rules.tables.slice(0, reached), err);
       throw err;
+    }
+  }
+
+  /**
+   * #rollBack undoes what an apply that failed with err wrote in `committed`, back to `before`; nothing when that
+   * is empty. Throws err with the rollback's failure attached when the undo fails.
+   */
+  async #rollBack(rules: RuleSet, before: IptablesState, committed: readonly IptablesTable[], err: IptablesRestoreError): Promise<void> {
+    if (committed.length === 0) return;
+    try {
+      // Planned against the state after the failure, not the one before the apply: rules other writers added in
+      // between stay (see rollback.ts).
+      const after = await this.#state();
+      await this.#restore(planRollback(rules, before, after, committed));
+    } catch (rollbackError) {
+      throw new IptablesRestoreError(`${err.message} (and rolling back earlier tables failed)`, {
+        ...fieldsOf(err),
+        rollbackError,
+      });
     }
   }
 

@@ -63,7 +63,8 @@ export function sameArgs(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-function ruleLine(rule: RuleSpec): string {
+/** ruleLine is a rule's restore line: `-A chain args`, or `-I chain position args`. */
+export function ruleLine(rule: RuleSpec): string {
   const head = rule.position === undefined ? `-A ${rule.chain}` : `-I ${rule.chain} ${rule.position}`;
   return `${head} ${renderArgs(rule.args)}`;
 }

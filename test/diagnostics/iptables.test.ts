@@ -8,7 +8,12 @@ import { withNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { expectTiming, record } from './recorder.js';
 
-const good = () => new RuleSet().chain('filter', 'PODNET_DIAG').append('filter', 'PODNET_DIAG', ['-s', '10.0.0.1/32', '-j', 'ACCEPT']);
+// The plain INPUT rule keeps apply reading iptables-save first (a set of owned chains alone is written unread).
+const good = () =>
+  new RuleSet()
+    .chain('filter', 'PODNET_DIAG')
+    .append('filter', 'PODNET_DIAG', ['-s', '10.0.0.1/32', '-j', 'ACCEPT'])
+    .append('filter', 'INPUT', ['-s', '10.0.0.2/32', '-j', 'ACCEPT']);
 const bad = () => new RuleSet().chain('filter', 'PODNET_DIAG2').append('filter', 'PODNET_DIAG2', ['-j', 'PODNET_NO_SUCH_CHAIN']);
 
 function about(m: IptablesRunMessage) {

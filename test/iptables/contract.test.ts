@@ -164,7 +164,8 @@ function contract(kind: TargetKind): void {
       const err = (await rejection(ipt.apply(rules))) as IptablesRestoreError;
       expect(err).toBeInstanceOf(IptablesRestoreError);
       expect(err).toMatchObject({ table: 'nat', reason: 'missing-target', exitCode: 2 });
-      const block = '*nat\n:PODNET_X - [0:0]\n-A PODNET_X -j PODNET_NOPE\nCOMMIT';
+      // A new namespace's apply: the owned chain is created with -N (fresh.ts), and the input is what ran.
+      const block = '*nat\n-N PODNET_X\n-A PODNET_X -j PODNET_NOPE\nCOMMIT';
       if (backend === 'legacy') expect(err).toMatchObject({ line: 3, rule: '-A PODNET_X -j PODNET_NOPE' });
       else expect(err).toMatchObject({ line: 4, rule: block });
       expect(err.input).toBe(`${block}\n`);

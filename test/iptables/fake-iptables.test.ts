@@ -21,8 +21,15 @@ describe('FakeIptables', () => {
     const fake = new FakeIptables();
     const ipt = await Iptables.open({ runner: fake, backend: 'legacy', lockWaitSeconds: 3 });
     await ipt.apply(new RuleSet().chain('nat', 'PODNET_N'));
+    // A namespace without the set's chains is written unread: one restore creating them (see fresh.ts).
     expect(fake.calls).toEqual([
       ['iptables-legacy-restore', '--version'],
+      ['iptables-legacy-restore', '--noflush', '--wait=3'],
+    ]);
+    await ipt.apply(new RuleSet().chain('nat', 'PODNET_N'));
+    // The chain exists now: the unread create is refused, and apply reads the table and applies over it.
+    expect(fake.calls.slice(2)).toEqual([
+      ['iptables-legacy-restore', '--noflush', '--wait=3'],
       ['iptables-legacy-save', '-t', 'nat'],
       ['iptables-legacy-restore', '--noflush', '--wait=3'],
     ]);
@@ -40,8 +47,16 @@ describe('FakeIptables', () => {
     const ipt = await Iptables.open({ runner: fake, backend: 'nft' });
     const owned = new RuleSet().chain('filter', 'PODNET_O').append('filter', 'PODNET_O', ['-s', '10.0.0.1', '-j', 'DROP']);
     await ipt.apply(owned);
-    // Nothing to learn: the owned chain is written as given.
-    expect(fake.calls.slice(1)).toEqual([['iptables-nft-save', '-t', 'filter'], ['iptables-nft-restore', '--noflush']]);
+    // Nothing to learn and nothing to read: a new namespace gets the owned chain as given, in one restore.
+    expect(fake.calls.slice(1)).toEqual([['iptables-nft-restore', '--noflush']]);
+    const from0 = fake.calls.length;
+    await ipt.apply(owned);
+    // Applied over itself: the unread create is refused, and the one table is read.
+    expect(fake.calls.slice(from0)).toEqual([
+      ['iptables-nft-restore', '--noflush'],
+      ['iptables-nft-save', '-t', 'filter'],
+      ['iptables-nft-restore', '--noflush'],
+    ]);
 
     const withJump = new RuleSet()
       .chain('filter', 'PODNET_O')
@@ -50,8 +65,10 @@ describe('FakeIptables', () => {
       .chain('nat', 'PODNET_N');
     const from = fake.calls.length;
     await ipt.apply(withJump);
-    // The jump is learned (scratch chain in, read back, cleaned up); the plan spans two tables, so the save reads all.
+    // PODNET_O exists, so the unread create is refused; then the jump is learned (scratch chain in, read back,
+    // cleaned up); the plan spans two tables, so the save reads all.
     expect(fake.calls.slice(from)).toEqual([
+      ['iptables-nft-restore', '--noflush'],
       ['iptables-nft-restore', '--noflush'],
       ['iptables-nft-save'],
       ['iptables-nft-restore', '--noflush'],
@@ -74,8 +91,11 @@ describe('FakeIptables', () => {
           : fake.run(argv, stdin),
     };
     const ipt = await Iptables.open({ runner, backend: 'legacy' });
-    await ipt.apply(new RuleSet().chain('security', 'PODNET_S').append('security', 'PODNET_S', ['-j', 'RETURN']));
-    expect(fake.calls.slice(1)).toEqual([['iptables-legacy-save'], ['iptables-legacy-restore', '--noflush', '--wait=5']]);
+    // A plain rule in a built-in chain: the set is never applied unread, so apply reads first.
+    const rules = new RuleSet().chain('security', 'PODNET_S').append('security', 'PODNET_S', ['-j', 'RETURN']);
+    await ipt.apply(rules.append('security', 'INPUT', ['-j', 'ACCEPT']));
+    // The last two runs are the apply's (before them the INPUT rule's form is learned).
+    expect(fake.calls.slice(-2)).toEqual([['iptables-legacy-save'], ['iptables-legacy-restore', '--noflush', '--wait=5']]);
     expect(fake.dump('legacy').security!.PODNET_S!.rules).toEqual([['-j', 'RETURN']]);
   });
 
