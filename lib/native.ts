@@ -314,6 +314,10 @@ export interface RawNftablesHandle {
   sets(family: number, table: string): Promise<RawNftListing<RawNftSet>>;
   rules(family: number, table: string): Promise<RawNftListing<RawNftRule>>;
   elements(family: number, table: string, set: string): Promise<RawNftElement[]>;
+  /** Sends a set's element dump, which elementsNext then reads; the socket serves nothing else until it is done. */
+  elementsStart(family: number, table: string, set: string): Promise<void>;
+  /** The dump's next elements (at least maxElements unless it ended: done); EAGAIN when the kernel flagged it interrupted. */
+  elementsNext(maxElements: number): Promise<{ elements: RawNftElement[]; done: boolean }>;
   /** One set (not a dump); null when the kernel answers ENOENT (no such table or set). */
   getSet(family: number, table: string, set: string): Promise<RawNftSet | null>;
   /** null when the kernel answers ENOENT. */
@@ -408,6 +412,8 @@ export interface NativeBinding {
     typeIpv4Addr: number;
     typeIpv6Addr: number;
     dumpAttempts: number;
+    /** The most bytes one batch (one sendmsg) may take: the socket's send buffer, less what netlink keeps. */
+    batchMax: number;
   };
   /**
    * Forks, joins netnsFd's namespace (-1: stay), execs argv with exactly env ("NAME=value"), feeds stdin, collects

@@ -10,6 +10,7 @@ import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
 import type { Netns } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { addressKey } from './address-key.js';
+import { ELEMENT_CHUNK, streamElements } from './element-stream.js';
 import { withContext } from './errors.js';
 import { elementOf, isIntervalSet, isRangeEnd, listing, rangeHolding, toChain, toElements, toRule, toSet, toTable } from './listing.js';
 import { FAMILIES } from './names.js';
@@ -56,11 +57,14 @@ function checkTable(value: unknown): { family: number; name: string } {
 export class Nftables implements Disposable {
   #handle: RawNftablesHandle | undefined;
   readonly #netns: Netns | undefined;
+  /** Opens another handle on the same namespace or peer (a stream's own socket). */
+  readonly #reopen: () => RawNftablesHandle;
   #tail: Promise<unknown> = Promise.resolve();
 
-  private constructor(handle: RawNftablesHandle, netns: Netns | undefined) {
+  private constructor(handle: RawNftablesHandle, netns: Netns | undefined, reopen: () => RawNftablesHandle) {
     this.#handle = handle;
     this.#netns = netns;
+    this.#reopen = reopen;
   }
 
   /**
@@ -71,10 +75,10 @@ export class Nftables implements Disposable {
   static async open(options: NftablesOpenOptions = {}): Promise<Nftables> {
     const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
     try {
-      const handle = peer
-        ? new native.NftablesHandle(-1, timeoutMs, (req) => peer.exchange(req))
-        : new native.NftablesHandle(netns ? netns.fd : -1, timeoutMs);
-      return new Nftables(handle, netns);
+      const reopen = peer
+        ? () => new native.NftablesHandle(-1, timeoutMs, (req) => peer.exchange(req))
+        : () => new native.NftablesHandle(netns ? netns.fd : -1, timeoutMs);
+      return new Nftables(reopen(), netns, reopen);
     } catch (err) {
       netns?.close();
       throw err;
@@ -223,6 +227,31 @@ export class Nftables implements Disposable {
       const list = await h.elements(t.family, t.name, s);
       return toElements(list, await setOf(h, t.family, t.name, s));
     });
+  }
+
+  /**
+   * elementsStream yields a set's elements as elements() lists them, reading the kernel's dump a chunk at a time
+   * (`chunk` elements, default 4096) over a socket of its own, so memory stays bounded however large the set is and
+   * the client's other operations go on meanwhile; the socket closes when the loop ends. An interval set is read
+   * whole before its first range is yielded (its ranges are merged from starts and ends in key order). Throws
+   * InvalidArgumentError on bad arguments and ERR_NFTABLES_CLOSED after close() when iteration begins; rejects with
+   * NftablesError ENOENT when the table or set is missing, and with PodnetSystemError EAGAIN when the set changed
+   * during the dump so that the kernel flagged it interrupted (elements already yielded may have missed or repeated
+   * some: list again).
+   */
+  async *elementsStream(table: NftTableRef, set: string, options: { chunk?: number } = {}): AsyncGenerator<NftElement, void, undefined> {
+    const t = checkTable(table);
+    const s = checkString('set', set, K.nameMax);
+    const o = checkOptions<{ chunk?: number }>('options', options);
+    for (const k of Object.keys(o)) if (k !== 'chunk') throw invalidValue(`options.${k}`, 'none (options are chunk)', (o as Record<string, unknown>)[k]);
+    const chunk = o.chunk === undefined ? ELEMENT_CHUNK : checkInteger('options.chunk', o.chunk, 1, 1 << 20);
+    this.#live();
+    const handle = this.#reopen();
+    try {
+      yield* streamElements(handle, { family: t.family, table: t.name, set: s }, chunk);
+    } catch (err) {
+      throw withContext(err, 'elements', { table, set }, this.#netns?.path);
+    }
   }
 
   /**

@@ -232,6 +232,25 @@ struct ElementsBaton : Baton<ElementsBaton>, DumpBaton {
   Napi::Value Result(Napi::Env env) { return ObjectArray<nft::Element, ElementObject>(env, items); }
 };
 
+struct ElementsStartBaton : Baton<ElementsStartBaton>, DumpBaton {
+  void Locked() { error = session->StartElements(family, table, set); }
+  Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+};
+
+// { elements, done }: the next chunk of the dump ElementsStartBaton began.
+struct ElementsNextBaton : Baton<ElementsNextBaton> {
+  uint32_t maxElements = 0;
+  bool done = false;
+  std::vector<nft::Element> items;
+  void Locked() { error = session->NextElements(maxElements, &items, &done); }
+  Napi::Value Result(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("elements", ObjectArray<nft::Element, ElementObject>(env, items));
+    o.Set("done", done);
+    return o;
+  }
+};
+
 struct GetSetBaton : Baton<GetSetBaton>, DumpBaton {
   bool found = false;
   nft::Set item;
@@ -432,6 +451,8 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
                            InstanceMethod<&NftablesHandle::Sets>("sets"),
                            InstanceMethod<&NftablesHandle::Rules>("rules"),
                            InstanceMethod<&NftablesHandle::Elements>("elements"),
+                           InstanceMethod<&NftablesHandle::ElementsStart>("elementsStart"),
+                           InstanceMethod<&NftablesHandle::ElementsNext>("elementsNext"),
                            InstanceMethod<&NftablesHandle::GetSet>("getSet"),
                            InstanceMethod<&NftablesHandle::GetElement>("getElement"),
                            InstanceMethod<&NftablesHandle::SetTimeout>("setTimeout"),
@@ -497,6 +518,17 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
   Napi::Value Sets(const Napi::CallbackInfo& info) { return Dump<SetsBaton>(info, "podnet:nftablesSets"); }
   Napi::Value Rules(const Napi::CallbackInfo& info) { return Dump<RulesBaton>(info, "podnet:nftablesRules"); }
   Napi::Value Elements(const Napi::CallbackInfo& info) { return Dump<ElementsBaton>(info, "podnet:nftablesElements"); }
+
+  // elementsStart(family, table, set): sends the element dump that elementsNext(maxElements) then reads.
+  Napi::Value ElementsStart(const Napi::CallbackInfo& info) {
+    return Dump<ElementsStartBaton>(info, "podnet:nftablesElementsStart");
+  }
+
+  Napi::Value ElementsNext(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<ElementsNextBaton>();
+    b->maxElements = info[0].As<Napi::Number>().Uint32Value();
+    return Start(info, std::move(b), "podnet:nftablesElementsNext");
+  }
 
   // getSet(family, table, set): the set, or null when the kernel answers ENOENT.
   Napi::Value GetSet(const Napi::CallbackInfo& info) {
@@ -564,7 +596,8 @@ void RegisterNftables(Napi::Env env, Napi::Object exports) {
                                     {"commentMax", static_cast<uint32_t>(nft::kCommentMax)},
                                     {"typeIpv4Addr", static_cast<uint32_t>(nft::kTypeIpv4Addr)},
                                     {"typeIpv6Addr", static_cast<uint32_t>(nft::kTypeIpv6Addr)},
-                                    {"dumpAttempts", nft::kDumpAttempts}}));
+                                    {"dumpAttempts", nft::kDumpAttempts},
+                                    {"batchMax", static_cast<uint32_t>(nft::kBatchMax)}}));
 }
 
 }  // namespace podnet

@@ -164,6 +164,16 @@ ErrorInfo Session::Run(const std::vector<Op>& ops, uint32_t genId) {
     err.message = std::string("nftables batch cannot be encoded: ") + why;
     return err;
   }
+  if (w_.size() > kBatchMax) {
+    ErrorInfo err = SystemError(EMSGSIZE, "sendmsg");
+    err.code = "ERR_NFTABLES_BATCH_TOO_LARGE";
+    err.message = "nftables batch of " + std::to_string(w_.size()) + " bytes is over the " +
+                  std::to_string(kBatchMax) +
+                  " bytes the kernel takes in one transaction; nothing was sent (split it over several transactions)";
+    err.With("bytes", std::to_string(w_.size()));
+    err.With("limit", std::to_string(kBatchMax));
+    return err;
+  }
   uint32_t count = static_cast<uint32_t>(messages.size()) + 1;  // BEGIN is acknowledged too
   uint32_t first = engine_.ReserveSeq(count + 1);               // and END has a seq
   SetBatchSeqs(w_, first, begin, messages, end);
@@ -281,6 +291,51 @@ ErrorInfo Session::Elements(uint8_t family, const std::string& table, const std:
         return DecodeElements(p, n, &fam, &t, &s, out, why);
       },
       [&] { out->clear(); });
+}
+
+ErrorInfo Session::StartElements(uint8_t family, const std::string& table, const std::string& set) {
+  ErrorInfo primed = PrimeDumps();
+  if (primed.failed()) return primed;
+  w_.Clear();
+  cursorSeq_ = engine_.ReserveSeq(1);
+  EncodeGetElements(w_, cursorSeq_, family, table, set);
+  return engine_.StartDump(w_.data(), w_.size(), cursorSeq_);
+}
+
+ErrorInfo Session::NextElements(uint32_t maxElements, std::vector<Element>* out, bool* done) {
+  *done = false;
+  if (cursorSeq_ == 0) {
+    *done = true;
+    return ErrorInfo{};
+  }
+  return nl::EmptyOnFailure([&] { out->clear(); }, [&]() -> ErrorInfo {
+    while (!*done && out->size() < maxElements) {
+      int kerr = 0;
+      ErrorInfo err = engine_.NextDumpDatagram(cursorSeq_, &kerr, done, [&](const uint8_t* p, size_t n) -> ErrorInfo {
+        if (engine_.message_type() != MsgType(NFT_MSG_NEWSETELEM)) return ErrorInfo{};
+        uint8_t fam = 0;
+        std::string t, s;
+        const char* why = "";
+        if (!DecodeElements(p, n, &fam, &t, &s, out, &why)) return Malformed("elements", why);
+        return ErrorInfo{};
+      });
+      if (err.failed()) {
+        cursorSeq_ = 0;
+        return err;
+      }
+      received_ = true;
+      if (kerr != 0) {
+        cursorSeq_ = 0;
+        return KernelError(kerr, "elements");
+      }
+    }
+    if (!*done) return ErrorInfo{};
+    cursorSeq_ = 0;
+    if (!engine_.dump_interrupted()) return ErrorInfo{};
+    ErrorInfo err = SystemError(EAGAIN, "recv");
+    err.message = "nf_tables dump of elements was interrupted by changes: the elements streamed may have missed or repeated some";
+    return err;
+  });
 }
 
 template <typename T, typename Decode>

@@ -21,6 +21,12 @@ namespace podnet::nft {
 // How often a dump flagged NLM_F_DUMP_INTR is taken again before EAGAIN.
 constexpr int kDumpAttempts = 5;
 
+// The largest batch one sendmsg carries: netlink_sendmsg refuses a datagram
+// longer than the socket's sk_sndbuf - 32 with EMSGSIZE, and sk_sndbuf is
+// twice what SO_SNDBUF(FORCE) asked for: 2 * 8 MiB (socket_transport.cc).
+// Checked before sending, on every transport, so the fake refuses alike.
+constexpr size_t kBatchMax = (size_t{16} << 20) - 32;
+
 // A message of a dump podnet does not decode (another type), kept whole.
 struct RawMessage {
   uint16_t type = 0;
@@ -60,6 +66,14 @@ class Session {
   ErrorInfo Sets(uint8_t family, const std::string& table, std::vector<Set>* out, std::vector<RawMessage>* raw);
   ErrorInfo Rules(uint8_t family, const std::string& table, std::vector<Rule>* out, std::vector<RawMessage>* raw);
   ErrorInfo Elements(uint8_t family, const std::string& table, const std::string& set, std::vector<Element>* out);
+  // A set's elements a chunk at a time, over this session's socket (which
+  // then serves nothing else until the dump is done): StartElements sends
+  // the dump, NextElements reads datagrams until it holds at least
+  // maxElements or the dump ended (*done). A dump the kernel flagged
+  // interrupted ends in EAGAIN, since what was handed on may have missed or
+  // repeated elements.
+  ErrorInfo StartElements(uint8_t family, const std::string& table, const std::string& set);
+  ErrorInfo NextElements(uint32_t maxElements, std::vector<Element>* out, bool* done);
   // *found false (and no error) when the kernel answers ENOENT: no such table or set.
   ErrorInfo GetSet(uint8_t family, const std::string& table, const std::string& set, bool* found, Set* out);
   // *found false (and no error) when the kernel answers ENOENT for the element.
@@ -83,6 +97,7 @@ class Session {
   std::mutex mu_;
   const bool primeDumps_;
   bool received_ = false;  // a recvmsg of this session has returned data
+  uint32_t cursorSeq_ = 0;  // the seq of the element dump StartElements sent (0: none)
   BatchGuard* guard_;  // owned by engine_ (it wraps the transport)
   nl::Engine engine_;
   nl::Writer w_;

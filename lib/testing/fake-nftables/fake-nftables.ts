@@ -12,6 +12,12 @@ import { NftKernel } from './kernel.js';
 import { emptyState } from './model.js';
 import { type FakeNftablesSnapshot, snapshot } from './snapshot.js';
 
+/**
+ * The longest datagram the kernel takes from a podnet socket: sk_sndbuf (twice the 8 MiB podnet asks for) less the
+ * 32 bytes netlink_sendmsg keeps; the addon refuses a longer batch before sending (ERR_NFTABLES_BATCH_TOO_LARGE).
+ */
+const SEND_MAX = (16 << 20) - 32;
+
 /** FakeNftablesOptions configure a FakeNftables; every field is optional. */
 export interface FakeNftablesOptions {
   /** portId is the nlmsg_pid of every reply (default: the request's nlmsg_pid, as no socket is bound). */
@@ -64,6 +70,9 @@ export class FakeNftables implements NetlinkPeer {
 
   /** exchange processes the messages of one sendmsg and returns the reply datagrams. Never throws. */
   exchange(request: Uint8Array): Uint8Array[] {
+    // The kernel never receives a datagram over the sender's send buffer (netlink_sendmsg: EMSGSIZE): nothing of it
+    // is applied or answered.
+    if (request.byteLength > SEND_MAX) return [];
     let drop = false;
     let truncate: number | null | undefined;
     // Drops and truncations are decided per sendmsg, by its first matching message.
