@@ -111,8 +111,8 @@ export interface NodeNetworkOptions {
    */
   preflight?: boolean | Pick<PreflightOptions, 'probes' | 'path' | 'netnsSysctls'>;
   /**
-   * How many pods addPod and removePod work on inside their namespaces at once (in-pod rules, policy routes), an
-   * integer from 1 to 1024; the others wait their turn in call order, so in a burst the first pods finish first.
+   * How many pods' addPod and removePod calls run at once, an integer from 1 to 1024; the others wait their turn in
+   * call order, so in a burst the first pods finish first and no step's deadline starts before its pod's turn.
    * Default: with iptables one per CPU, with nftables libuv's pool size (UV_THREADPOOL_SIZE, default 4).
    */
   maxPodsInFlight?: number;
@@ -386,7 +386,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   #started = false;
   /** Calls for one pod (by uid) run in call order; calls for different pods run freely. */
   readonly #podCalls = new KeyedLock();
-  /** Pods work in their namespaces a few at a time, in call order (see PodAdmission). */
+  /** addPod and removePod run a few pods at a time, in call order (see PodAdmission). */
   readonly #admission: PodAdmission;
   /** The pods addPod enrolled (or a snapshot named): the namespace they were enrolled in and their IPs. */
   readonly #enrolled = new Map<string, { netnsId: string | undefined; ips: readonly string[] }>();
@@ -637,7 +637,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   async addPod(pod: PodInfo): Promise<void> {
     const p = checkPod(pod, 'pod', this.#proxy !== undefined);
     this.#live();
-    return this.#podCalls.run(p.uid, () => this.#addPod(p));
+    // Admitted whole: the host's nf_tables client runs one request at a time, so pods let out of the bound before
+    // their probe entry would pile up there and finish with the last again.
+    return this.#podCalls.run(p.uid, () => this.#admission.run(() => this.#addPod(p)));
   }
 
   async #addPod(p: PodInfo): Promise<void> {
@@ -650,11 +652,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         // The runtime recreated the sandbox: the rules and the proxy's listeners go into the new namespace.
         this.#log.warn(`pod '${p.uid}' has a new namespace; enrolling it again`, { pod: p.uid, netns: ns.path });
       }
-      await this.#admission.run(async () => {
-        if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
-        else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
-        await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
-      });
+      if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
+      else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
+      await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
       const proxy = this.#proxy;
       if (proxy) {
         await this.#step('proxy', p.uid, `handing pod '${p.uid}' to the node proxy`, async () => {
@@ -684,7 +684,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     const o = checkOptions<{ deleted?: boolean }>('options', options);
     if (o.deleted !== undefined && typeof o.deleted !== 'boolean') throw invalidType('options.deleted', 'a boolean', o.deleted);
     this.#live();
-    return this.#podCalls.run(p.uid, () => this.#removePod(p, o.deleted === true));
+    return this.#podCalls.run(p.uid, () => this.#admission.run(() => this.#removePod(p, o.deleted === true)));
   }
 
   async #removePod(p: PodInfo, deleted: boolean): Promise<void> {
@@ -699,13 +699,11 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     // From here on the pod is out of the proxy and the probe set: it is no longer enrolled, whatever its namespace says.
     this.#enrolled.delete(p.uid);
     if (!deleted) {
-      await this.#withPod(p, (ns) =>
-        this.#admission.run(async () => {
-          if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
-          else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
-          await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
-        }),
-      );
+      await this.#withPod(p, async (ns) => {
+        if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
+        else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
+        await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
+      });
     }
     this.#log.info('pod removed', { pod: p.uid, deleted });
   }

@@ -1,10 +1,11 @@
 /**
- * PodAdmission bounds how many pods work in their namespaces at once: a few run, the rest wait their turn in the
- * order they came. Every async netlink call and namespace hop goes through libuv's small thread pool, served first
- * come first served; with every pod of a burst in flight, each pod's steps queue behind every other pod's and all of
- * them finish with the last. Admitted a few at a time, the first pods finish first and a pod's latency is its place in
- * the queue plus its own work, not the whole burst's; the iptables backend also runs at most this many
- * iptables-restore processes at a time instead of one per pod.
+ * PodAdmission bounds how many pods' calls run at once: a few run, the rest wait their turn in the order they came.
+ * Every async netlink call and namespace hop goes through libuv's small thread pool, served first come first served,
+ * and the host's probe set client runs one request at a time; with every pod of a burst in flight, each pod's steps
+ * queue behind every other pod's and all of them finish with the last. Admitted a few at a time, the first pods
+ * finish first and a pod's latency is its place in the queue plus its own work, not the whole burst's; the iptables
+ * backend also runs at most this many iptables-restore processes at a time instead of one per pod, and a step's
+ * deadline (a restore's, the proxy's ack) starts only when its pod is admitted.
  */
 import { availableParallelism } from 'node:os';
 
