@@ -125,7 +125,11 @@ export class Nftables implements Disposable {
    * argument error (InvalidArgumentError) before anything is sent; a kernel refusal is an NftablesError whose `index`
    * and `object` name the op that caused it (and `element`, for element ops, the first element of the refused part).
    * With `{ generation }` (what generation() read before the listing the transaction was planned from) a batch the
-   * ruleset moved on from is refused whole with NftablesGenerationError (`ERESTART`, `isGenerationChanged`).
+   * ruleset moved on from is refused whole with NftablesGenerationError (`ERESTART`, `isGenerationChanged`). A batch
+   * that encodes to more than the kernel takes in one sendmsg (16 MiB less 32 bytes: netlink_sendmsg's limit on a
+   * send buffer of 16 MiB; about 1M IPv4 elements without comments, 150k with 100-byte ones) is refused before
+   * anything is sent with PodnetSystemError `ERR_NFTABLES_BATCH_TOO_LARGE` (errno EMSGSIZE): split its elements over
+   * several transactions.
    */
   async run(tx: NftTransaction, options: NftRunOptions = {}): Promise<void> {
     if (!(tx instanceof NftTransaction)) return Promise.reject(invalidType('tx', 'an NftTransaction', tx));
