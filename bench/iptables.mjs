@@ -1,5 +1,5 @@
 // Scenario 5: apply N rules with podnet vs one iptables-restore run vs one iptables process per rule, per backend.
-import { Iptables, RuleSet, runInNetns } from '../dist/index.js';
+import { Iptables, RuleSet, inpodRules, runInNetns } from '../dist/index.js';
 import { interleaved, sample } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { run } from './proc.mjs';
@@ -70,5 +70,48 @@ export async function iptablesScenarios(res, cfg) {
       res.target(S, 'apply / raw restore', ra.median / rr.median, '<=', 1.1);
       res.target(S, 'per-rule / apply (speed-up)', rp.median / ra.median, '>=', 200);
     }, 1, `ipt${backend}`);
+  }
+  await newPodScenarios(res, cfg);
+}
+
+// Scenario 5b: a new pod's in-pod rules (inpodRules, three tables) as the agent enrolls them: a client opened in the
+// pod's namespace (the backend known, as the agent passes it) and apply, against one bare restore of the same rules
+// started by the same launcher. Every sample starts from a namespace holding none of podnet's chains (removed
+// untimed). Beside them, not a target: apply to a namespace that already holds the rules (its unread create is
+// refused, then it reads the save and applies).
+async function newPodScenarios(res, cfg) {
+  for (const backend of ['nft', 'legacy']) {
+    await withNetns(async (ns) => {
+      const S = `5b a new pod's in-pod rules (${backend})`;
+      const rules = inpodRules({ family: 4, dnsCapture: true });
+      const text = rules.render();
+      const prog = backend === 'nft' ? 'iptables-nft' : 'iptables-legacy';
+      const lock = backend === 'legacy' ? ['--wait=5'] : [];
+      const keeper = await Iptables.open({ netns: ns.path, backend });
+      const bare = async () => {
+        const r = await runInNetns(ns.path, [`${prog}-restore`, '--noflush', ...lock], { stdin: text, timeoutMs: 60_000 });
+        if (r.exitCode !== 0) throw new Error(`${prog}-restore failed: ${r.stderr.trim()}`);
+      };
+      const enroll = async () => {
+        const ipt = await Iptables.open({ netns: ns.path, backend });
+        await ipt.apply(rules);
+      };
+      const clear = () => keeper.remove(rules);
+      const enrolled = () => keeper.apply(rules);
+      const [apply, raw, again] = await interleaved(
+        [
+          { setup: clear, run: enroll },
+          { setup: clear, run: bare },
+          { setup: enrolled, run: enroll },
+        ],
+        { warmup: 2, samples: cfg.ruleSamples },
+      );
+      if (!(await keeper.verify(rules)).inSync) throw new Error(`${backend}: apply did not leave the pod's rules in sync`);
+      await keeper.remove(rules);
+      const ra = res.row(S, 'Iptables.open + apply (new pod)', apply, { podnet: true });
+      const rr = res.row(S, `${prog}-restore < rules (runInNetns)`, raw);
+      res.row(S, 'Iptables.open + apply (pod already enrolled; not a target)', again);
+      res.target(S, 'new pod apply / bare restore', ra.median / rr.median, '<=', 1.2);
+    }, 1, `ipp${backend}`);
   }
 }
