@@ -1,4 +1,4 @@
-import diagnostics from 'node:diagnostics_channel';
+import * as diagnostics from 'node:diagnostics_channel';
 
 import { describe, expect, it } from 'vitest';
 
