@@ -39,6 +39,9 @@ function killIfAlive(pid: number): void {
   }
 }
 
+/** A shell line that starts `sleep 60` in a session of its own and prints its pid once it is there. */
+const SETSID_CHILD = `setsid -f sh -c 'echo $$; exec sleep 60' | head -n 1`;
+
 describe('runInNetns and the program\'s descendants', () => {
   it('resolves on the program\'s exit though a background child keeps stdout open, and kills that child', async () => {
     // sleep outlives the deadline, so a run that waits for stdout to close rejects instead.
@@ -63,7 +66,9 @@ describe('runInNetns and the program\'s descendants', () => {
   });
 
   it('leaves a setsid descendant running after the program exits (documented), without waiting for it', async () => {
-    const result = await runInNetns(undefined, ['sh', '-c', 'setsid sleep 60 & echo $!'], { timeoutMs: DEADLINE_MS });
+    // The descendant prints its pid only once it is in its own session (setsid -f forks, then the shell it runs
+    // echoes): a pid printed before its setsid() would race the kill of the program's group.
+    const result = await runInNetns(undefined, ['sh', '-c', SETSID_CHILD], { timeoutMs: DEADLINE_MS });
     const pid = Number(result.stdout.trim());
     try {
       expect(result.exitCode).toBe(0);
@@ -75,7 +80,7 @@ describe('runInNetns and the program\'s descendants', () => {
 
   it('kills the process group at the deadline but not a setsid descendant (documented)', async () => {
     const err = await rejection(
-      runInNetns(undefined, ['sh', '-c', 'setsid sleep 60 & echo $!; sleep 5 & wait'], { timeoutMs: 500 }),
+      runInNetns(undefined, ['sh', '-c', `${SETSID_CHILD}; sleep 5 & wait`], { timeoutMs: 2000 }),
     );
     expect(err).toBeInstanceOf(ProcessTimeoutError);
     const pid = Number((err as ProcessTimeoutError).stdout.trim());
