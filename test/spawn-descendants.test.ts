@@ -1,12 +1,13 @@
 // What a run does with the processes its program starts: it ends on the program's own exit, kills what is left in
 // the program's process group, and leaves alone (as documented) a descendant that left the group with setsid.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { ProcessTimeoutError, runInNetns } from '../lib/index.js';
 import { rejection } from './helpers/rejection.js';
+import { alive, until } from './helpers/processes.js';
 
 // Far beyond what the test waits for: a run that needs it shows it waited for a descendant.
 const DEADLINE_MS = 20_000;
@@ -14,22 +15,6 @@ const DEADLINE_MS = 20_000;
 const dir = mkdtempSync(join(tmpdir(), 'podnet-spawn-desc-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return check();
-}
 
 function killIfAlive(pid: number): void {
   try {

@@ -17,6 +17,7 @@ import { openFds } from './helpers/fds.js';
 import { withNetns } from './helpers/netns.js';
 import { describePrivileged } from './helpers/privileged.js';
 import { rejection } from './helpers/rejection.js';
+import { alive, until } from './helpers/processes.js';
 
 function childPids(): string[] {
   const pids: string[] = [];
@@ -30,23 +31,6 @@ function childPids(): string[] {
   return pids.sort();
 }
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) [ZX] /.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return check();
-}
 
 
 describe('runInNetns (any user, own namespace)', () => {
