@@ -14,6 +14,7 @@ export class InterceptingRunner implements IptablesRunner {
   /** Runs the intercepted restores: with their own deadline when interceptTimeoutMs is given. */
   readonly #intercepting: NetnsRunner;
   #hook: RestoreHook | undefined;
+  #when: (input: string) => boolean = () => true;
   /** Restores that went through a hook. */
   intercepted = 0;
 
@@ -23,14 +24,18 @@ export class InterceptingRunner implements IptablesRunner {
     this.#intercepting = new NetnsRunner(netns, { ...inner, timeoutMs: interceptTimeoutMs ?? inner.timeoutMs });
   }
 
-  /** interceptNextRestore routes the next iptables-restore run with input through hook. */
-  interceptNextRestore(hook: RestoreHook): void {
+  /**
+   * interceptNextRestore routes the next iptables-restore run with input through hook; with `when`, the next one
+   * whose input it accepts (the others run as usual).
+   */
+  interceptNextRestore(hook: RestoreHook, when: (input: string) => boolean = () => true): void {
     this.#hook = hook;
+    this.#when = when;
   }
 
   async run(argv: readonly string[], stdin?: string): Promise<IptablesRunResult> {
     const hook = this.#hook;
-    if (!hook || stdin === undefined || !argv[0]!.endsWith('-restore')) return this.#inner.run(argv, stdin);
+    if (!hook || stdin === undefined || !argv[0]!.endsWith('-restore') || !this.#when(stdin)) return this.#inner.run(argv, stdin);
     this.#hook = undefined;
     this.intercepted++;
     const program = this.#intercepting.start(argv);
