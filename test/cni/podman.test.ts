@@ -21,7 +21,7 @@ import { CLI_ENV, TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { startZtunnelPlayer, type PlayerEvent, type ZtunnelPlayer } from '../helpers/ztunnel-player.js';
 import { PLUGIN } from './helpers/plugin-run.js';
-import { leftovers, restoreHost, runtimeNetnsFiles, snapshotHost, type HostSnapshot } from './helpers/podman-host.js';
+import { attempter, leftovers, restoreHost, runtimeNetnsFiles, snapshotHost, type HostSnapshot } from './helpers/podman-host.js';
 import { BUSYBOX, describeExit, Podman, PODMAN_TIMEOUT_MS } from './helpers/podman-run.js';
 
 const execFileAsync = promisify(execFile);
@@ -196,13 +196,7 @@ describePrivileged(
 
     afterAll(async () => {
       const problems: string[] = [];
-      const attempt = async (what: string, step: () => unknown): Promise<void> => {
-        try {
-          await step();
-        } catch (err) {
-          problems.push(`${what}: ${(err as Error)?.message ?? String(err)}`);
-        }
-      };
+      const attempt = attempter(problems);
       if ((podman as Podman | undefined) !== undefined) {
         // Containers a failed case left behind (their DEL may fail with the agent down; the files go below anyway).
         await attempt('podman rm -af', () => podman.call(['rm', '-a', '-f', '-t', '0']));

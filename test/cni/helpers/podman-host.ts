@@ -61,6 +61,17 @@ export function cgroupDirs(parent: string): string[] {
   return out;
 }
 
+/** attempter returns a runner of cleanup steps that records each failure in problems and goes on with the next. */
+export function attempter(problems: string[]): (what: string, step: () => unknown) => Promise<void> {
+  return async (what, step) => {
+    try {
+      await step();
+    } catch (err) {
+      problems.push(`${what}: ${(err as Error)?.message ?? String(err)}`);
+    }
+  };
+}
+
 /** mountsUnder lists the mount points below dir (deepest first), as /proc/self/mountinfo shows them. */
 function mountsUnder(dir: string): string[] {
   const prefix = dir.endsWith('/') ? dir : `${dir}/`;
@@ -79,13 +90,7 @@ function mountsUnder(dir: string): string[] {
  */
 export async function restoreHost(before: HostSnapshot, cgroupParent: string, tempDir: string): Promise<string[]> {
   const problems: string[] = [];
-  const attempt = async (what: string, step: () => unknown): Promise<void> => {
-    try {
-      await step();
-    } catch (err) {
-      problems.push(`${what}: ${(err as Error)?.message ?? String(err)}`);
-    }
-  };
+  const attempt = attempter(problems);
   for (const point of mountsUnder(tempDir)) {
     await attempt(`unmounting ${point}`, () => run('umount', ['-l', point], { env: CLI_ENV, timeout: 10_000 }));
   }
