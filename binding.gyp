@@ -35,7 +35,9 @@
         "native/unix/op_driver.cc",
         "native/unix/socket_wrap.cc",
         "native/unix/server_wrap.cc",
-        "native/unix/unix_binding.cc"
+        "native/unix/unix_binding.cc",
+        "native/xtables/xtables_lock.cc",
+        "native/xtables/xtables_binding.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS"],

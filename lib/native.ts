@@ -371,6 +371,12 @@ export interface NativeBinding {
   netnsIdentify(fd: number): RawNetns;
   netnsDup(fd: number): RawNetns;
   netnsClose(fd: number): void;
+  /** Takes the xtables lock at path without waiting: the fd holding it; throws EWOULDBLOCK while another holds it. */
+  xtablesTryLock(path: string): number;
+  /** Releases a lock xtablesTryLock took. */
+  xtablesUnlock(fd: number): void;
+  /** A lock file (a memfd's /proc path) that only this process's children use. */
+  xtablesPrivateLockPath(): string;
   /** Inode of the netns seen by native work run inside fd's namespace (the RunInNetns mechanism). */
   netnsInodeInside(fd: number): Promise<number>;
   /**

@@ -9,6 +9,7 @@
 #include "spawn/spawn_binding.h"
 #include "unix/unix_binding.h"
 #include "util/js_error.h"
+#include "xtables/xtables_binding.h"
 
 namespace podnet {
 
@@ -41,6 +42,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterNftables(env, exports);
   RegisterSpawn(env, exports);
   RegisterUnix(env, exports);
+  RegisterXtables(env, exports);
   return exports;
 }
 

@@ -34,8 +34,10 @@ export interface IptablesOptions {
   backend?: 'auto' | IptablesBackend;
   /**
    * Seconds the legacy backend waits for the xtables lock (`--wait`), 0 to 3600; default 5. nft takes no lock. 0
-   * means do not wait: iptables-legacy-restore takes `--wait=0` (and no `--wait`) as "wait forever", so 0 is sent
-   * as its shortest bounded wait, `--wait=1`, and a held lock ends in IptablesLockTimeoutError within about a second.
+   * means do not wait: a held lock ends the apply at once in IptablesLockTimeoutError. iptables-legacy-restore has
+   * no such form (`--wait=0` and no `--wait` both wait forever), so podnet takes the lock itself without waiting
+   * and runs the restore under it (with a lock file private to this process; see NetnsRunnerOptions.noWaitLockFile).
+   * A runner of your own (`runner`) gets `--wait=1`, the program's shortest bounded wait.
    */
   lockWaitSeconds?: number;
   /** A lock file of your own (XTABLES_LOCKFILE), e.g. one per pod, to avoid host-wide contention (legacy). */
@@ -47,6 +49,8 @@ export interface IptablesOptions {
 }
 
 const DEFAULT_LOCK_WAIT = 5;
+/** The lock file iptables-legacy takes when XTABLES_LOCKFILE does not name one (its build default). */
+const XTABLES_LOCK_DEFAULT = '/run/xtables.lock';
 
 /** Iptables applies, verifies and removes RuleSets in one namespace, with one backend and one IP family. */
 export class Iptables {
@@ -103,7 +107,9 @@ export class Iptables {
       if (!file.startsWith('/')) throw invalidValue('lockFile', 'an absolute path', file);
       env.XTABLES_LOCKFILE = file;
     }
-    const runner = opts.runner ?? new NetnsRunner(opts.netns, { timeoutMs, env });
+    const runner =
+      opts.runner ??
+      new NetnsRunner(opts.netns, { timeoutMs, env, ...(lockWait === 0 ? { noWaitLockFile: env.XTABLES_LOCKFILE ?? XTABLES_LOCK_DEFAULT } : {}) });
     const backend = choice === 'auto' ? await detectBackend(runner, family) : choice;
     const needsLockFile = opts.lockFile !== undefined;
     const version = await sharedVersion(runner, `${backend}/${family}/${needsLockFile}`, () =>
@@ -324,7 +330,8 @@ export class Iptables {
 
   #restoreArgv(): string[] {
     const argv = [iptablesBinary(this.backend, this.family, 'restore'), '--noflush'];
-    // iptables-legacy-restore reads `--wait=0` as "no alarm", i.e. wait forever; 1 s is its shortest bounded wait.
+    // iptables-legacy-restore reads `--wait=0` as "no alarm", i.e. wait forever; 1 s is its shortest bounded wait. With
+    // lockWaitSeconds 0 the runner holds the real lock and the program's own is private, so it never waits.
     if (this.backend === 'legacy') argv.push(`--wait=${Math.max(this.#lockWait, 1)}`);
     return argv;
   }

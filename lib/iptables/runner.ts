@@ -3,6 +3,7 @@
  * NetnsRunner (runInNetns: setns in the forked child, no shell) and in memory by FakeIptables (podnet/testing).
  */
 import { failure, iptablesRunChannel, timing, type IptablesRunKind, type IptablesRunMessage } from '../diagnostics.js';
+import { native } from '../native.js';
 import type { Netns } from '../netns.js';
 import { type RunResult, runInNetns, startInNetns } from '../spawn.js';
 
@@ -53,6 +54,30 @@ export interface NetnsRunnerOptions {
   timeoutMs: number;
   /** Extra environment (XTABLES_LOCKFILE, ...); the program otherwise gets only PATH. */
   env?: Record<string, string>;
+  /**
+   * The xtables lock file, when a legacy restore must not wait for it: the runner takes the lock itself without
+   * waiting and runs the restore under it with a private lock file of its own (iptables-legacy-restore has no form
+   * that does not wait: `--wait=0` and no `--wait` both wait forever). A held lock ends the run at once as the
+   * program ends a timed-out wait: exit status 4 and its "Another app is currently holding the xtables lock".
+   */
+  noWaitLockFile?: string;
+}
+
+const LEGACY_RESTORE = new Set(['iptables-legacy-restore', 'ip6tables-legacy-restore']);
+
+/** A lock the runner holds for one run, with the environment that points the program at the private lock file. */
+interface LockHold {
+  env: Record<string, string>;
+  release(): void;
+}
+
+/** lockBusy is how iptables-legacy-restore ends when the lock is held and it waits no longer. */
+function lockBusy(file: string): IptablesRunResult {
+  return {
+    exitCode: 4,
+    stdout: '',
+    stderr: `Can't lock ${file}: Resource temporarily unavailable\nAnother app is currently holding the xtables lock.\n`,
+  };
 }
 
 /** NetnsRunner runs iptables programs inside a network namespace (or this process's own when undefined). */
@@ -71,12 +96,44 @@ export class NetnsRunner implements IptablesRunner {
    * ProcessTimeoutError after timeoutMs.
    */
   async run(argv: readonly string[], stdin?: string): Promise<IptablesRunResult> {
-    const result = await runInNetns(this.#netns, argv, {
-      ...(stdin === undefined ? {} : { stdin }),
-      env: { LC_ALL: 'C', ...this.#options.env },
-      timeoutMs: this.#options.timeoutMs,
-    });
-    return toRunResult(argv, result);
+    const hold = this.#lock(argv);
+    if (hold === 'busy') return lockBusy(this.#options.noWaitLockFile!);
+    try {
+      const result = await runInNetns(this.#netns, argv, {
+        ...(stdin === undefined ? {} : { stdin }),
+        env: { LC_ALL: 'C', ...this.#options.env, ...hold?.env },
+        timeoutMs: this.#options.timeoutMs,
+      });
+      return toRunResult(argv, result);
+    } finally {
+      hold?.release();
+    }
+  }
+
+  /**
+   * #lock takes the xtables lock for a legacy restore when the runner must not wait for it: undefined when the run
+   * needs no lock of the runner's, 'busy' when another holds it. Throws PodnetSystemError when the lock file cannot
+   * be opened.
+   */
+  #lock(argv: readonly string[]): LockHold | 'busy' | undefined {
+    const file = this.#options.noWaitLockFile;
+    if (file === undefined || !LEGACY_RESTORE.has(argv[0] ?? '')) return undefined;
+    let fd: number;
+    try {
+      fd = native.xtablesTryLock(file);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'EWOULDBLOCK' || (err as { code?: unknown }).code === 'EAGAIN') return 'busy';
+      throw err;
+    }
+    let held = true;
+    return {
+      env: { XTABLES_LOCKFILE: native.xtablesPrivateLockPath() },
+      release() {
+        if (!held) return;
+        held = false;
+        native.xtablesUnlock(fd);
+      },
+    };
   }
 
   /**
@@ -85,7 +142,18 @@ export class NetnsRunner implements IptablesRunner {
    */
   start(argv: readonly string[]): IptablesStartedRun | undefined {
     if (POOL_SIZE < 2 || startedWaiting > 0) return undefined;
-    const program = startInNetns(this.#netns, argv, { env: { LC_ALL: 'C', ...this.#options.env }, timeoutMs: this.#options.timeoutMs });
+    const hold = this.#lock(argv);
+    if (hold === 'busy') {
+      const busy = lockBusy(this.#options.noWaitLockFile!);
+      return { write() {}, end() {}, result: Promise.resolve(busy) };
+    }
+    let program: ReturnType<typeof startInNetns>;
+    try {
+      program = startInNetns(this.#netns, argv, { env: { LC_ALL: 'C', ...this.#options.env, ...hold?.env }, timeoutMs: this.#options.timeoutMs });
+    } catch (err) {
+      hold?.release();
+      throw err;
+    }
     startedWaiting++;
     let ended = false;
     const release = () => {
@@ -93,11 +161,13 @@ export class NetnsRunner implements IptablesRunner {
       ended = true;
       startedWaiting--;
     };
-    // The slot is the waiting; a program that ends before its input came (it could not start) frees it too.
+    // The slot is the waiting; a program that ends before its input came (it could not start) frees it too. The
+    // lock, when the runner holds one, is the program's whole life.
     const result = program.result.then(
-      (r) => (release(), toRunResult(argv, r)),
+      (r) => (release(), hold?.release(), toRunResult(argv, r)),
       (err: unknown) => {
         release();
+        hold?.release();
         throw err;
       },
     );

@@ -2,6 +2,7 @@
 // and a run that would wait longer than its deadline is killed and reported. The lock is a per-test file
 // (XTABLES_LOCKFILE), so the host's /run/xtables.lock is never touched.
 import { spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import {
   ProcessTimeoutError,
   RuleSet,
   runInNetns,
+  NetnsRunner,
+  type NetnsSpawnMessage,
 } from '../../lib/index.js';
 import { withNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
@@ -89,16 +92,49 @@ describePrivileged(
           const ipt = await Iptables.open({ netns: tns.path, backend: 'legacy', lockFile, lockWaitSeconds: 0, timeoutMs: LATE_MS });
           const before = await ipt.save();
           const holder = await holdLock(lockFile);
+          // No restore program runs while the lock is held: not waiting is not starting one that waits (a bounded
+          // `--wait=1` would show here as a restore that ran and ended with status 4).
+          const spawned: string[] = [];
+          const onSpawn = (m: unknown) => spawned.push((m as NetnsSpawnMessage).argv[0] ?? '');
+          subscribe('podnet:netns:spawn', onSpawn);
           const started = Date.now();
-          const err = await rejection(ipt.apply(RULES)).finally(holder.release);
+          const err = await rejection(ipt.apply(RULES)).finally(() => {
+            unsubscribe('podnet:netns:spawn', onSpawn);
+            return holder.release();
+          });
           const took = Date.now() - started;
           expect(err).toBeInstanceOf(IptablesLockTimeoutError);
           expect(err).toMatchObject({ code: 'ERR_IPTABLES_LOCK_TIMEOUT', reason: 'lock-timeout', exitCode: 4 });
+          expect((err as Error).message).toContain('Another app is currently holding the xtables lock');
+          expect(spawned.filter((p) => p.endsWith('-restore'))).toEqual([]);
           expect(took).toBeLessThan(LATE_MS);
           expect(await ipt.save()).toEqual(before);
-          // Free again: the same client applies at once.
+          // Free again: the same client applies at once, and holds the lock while its restore runs, so another
+          // iptables-legacy user waits for it as for iptables itself.
           await ipt.apply(RULES);
           expect((await ipt.verify(RULES)).inSync).toBe(true);
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('lockWaitSeconds 0: the runner holds the xtables lock for the restore\'s whole life, so other users wait for it', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'podnet-lock-'));
+      try {
+        const lockFile = join(dir, 'xtables.lock');
+        const tryLock = async () => (await runInNetns(undefined, ['flock', '--nonblock', '--conflict-exit-code', '7', lockFile, 'true'])).exitCode;
+        await withNetns(async (tns) => {
+          const runner = new NetnsRunner(tns.path, { timeoutMs: LATE_MS, env: { XTABLES_LOCKFILE: lockFile }, noWaitLockFile: lockFile });
+          const started = runner.start(['iptables-legacy-restore', '--noflush', '--wait=1']);
+          expect(started).toBeDefined();
+          // The restore waits for its input, under the runner's lock: another taker is refused.
+          expect(await tryLock()).toBe(7);
+          started!.end('*filter\n:PODNET_LOCKED - [0:0]\nCOMMIT\n');
+          expect(await started!.result).toMatchObject({ exitCode: 0 });
+          expect(await tryLock()).toBe(0);
+          // Other programs (a save) take no lock of the runner's.
+          expect((await runner.run(['iptables-legacy-save', '-t', 'filter'])).stdout).toContain(':PODNET_LOCKED');
         });
       } finally {
         rmSync(dir, { recursive: true, force: true });

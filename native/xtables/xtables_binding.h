@@ -1,0 +1,9 @@
+#pragma once
+
+#include <napi.h>
+
+namespace podnet {
+
+void RegisterXtables(Napi::Env env, Napi::Object exports);
+
+}  // namespace podnet
