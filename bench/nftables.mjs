@@ -16,7 +16,7 @@ import { withNetns } from './netns.mjs';
  * written out by hand rather than rendered from podnet's rule objects, so the text contender does not inherit a
  * podnet mistake (test/agent/nft-reference.ts holds the same text against the kernel).
  */
-const INPOD_TEXT = `${[
+export const INPOD_TEXT = `${[
   'add table inet istio-ambient-nat',
   'flush table inet istio-ambient-nat',
   'add chain inet istio-ambient-nat prerouting { type nat hook prerouting priority -100 ; }',
@@ -60,7 +60,7 @@ const INPOD_TEXT = `${[
  * namespace teardown leaves the VM slower for a few hundred ms, which would land on the contender after it, and a
  * cheaper launcher only makes the text contender look better.
  */
-async function nftIn(ns, text) {
+export async function nftIn(ns, text) {
   const r = await runInNetns(ns.path, ['nft', '-f', '-'], { stdin: text, timeoutMs: 60_000 });
   if (r.exitCode !== 0 || r.signal) throw new Error(`nft -f - exited ${r.exitCode ?? r.signal}: ${r.stderr.trim()}`);
 }

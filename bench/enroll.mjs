@@ -1,0 +1,90 @@
+// Scenario 16: one pod enrolled, each sample a new pod in a namespace of its own (as a kubelet's CNI ADD brings it):
+// NodeNetwork.addPod with the nftables backend (in-pod rules, policy rule and route, the proxy's ZDS Add acked by a C
+// peer, the host probe entry) against the reference agent's own sequence for the same pod (`nft -f` of its in-pod
+// rules in the pod, `nft -f` of the probe set element on the host, both started with runInNetns); and addPod with the
+// iptables backend against one bare iptables-restore of the same pod's in-pod rules.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { Iptables, NFT_PROBE_SET_COMMENT, NodeNetwork, ZtunnelServer, inpodRules, runInNetns } from '../dist/index.js';
+import { BENCH_DIR, interleaved } from './harness.mjs';
+import { createNetns, withNetns } from './netns.mjs';
+import { INPOD_TEXT, nftIn } from './nftables.mjs';
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+const W = { name: 'enroll', namespace: 'bench', serviceAccount: 'default' };
+
+/** The reference's probe set on its host: the table and set its start-up makes, so a pod's step is one element. */
+const REF_HOST_TEXT = `add table inet istio-ambient-nat\nadd set inet istio-ambient-nat istio-inpod-probes-v4 { type ipv4_addr; comment "${NFT_PROBE_SET_COMMENT}"; }\n`;
+
+/** ipOf is the n-th pod's IPv4 address in a /16 of its own per contender. */
+const ipOf = (net, n) => `10.${net}.${(n >> 8) & 255}.${n & 255}`;
+
+export async function enrollScenarios(res, cfg, binDir) {
+  const peerBin = join(binDir, 'zds_ack_peer');
+  if (!existsSync(peerBin)) execFileSync('cc', ['-O2', '-Wall', '-o', peerBin, join(BENCH_DIR, 'reference', 'zds_ack_peer.c')], { stdio: 'inherit' });
+  const dir = mkdtempSync(join(tmpdir(), 'podnet-bench-enroll-'));
+  const server = await ZtunnelServer.listen({ path: join(dir, 'ztunnel.sock') });
+  const ready = new Promise((resolve) => server.once('snapshotSent', resolve));
+  const peer = spawn(peerBin, [server.path], { stdio: 'inherit' });
+  try {
+    await ready;
+    await withNetns(async (hostNft, hostIpt, refHost) => {
+      const S = '16 one pod enrolled (a new namespace each)';
+      const warmup = 3;
+      const rounds = warmup + cfg.enrollSamples;
+      // Every pod's namespace is made before the first sample: made in between, its `ip` would fork this process
+      // and leave the next sample paying the copy-on-write faults (see bench/README.md).
+      const pools = [0, 1, 2, 3].map(() => Array.from({ length: rounds }, () => createNetns('enroll')));
+      const nft = new NodeNetwork({ hostNetns: hostNft.path, backend: 'nftables', kubeletUid: 0, preflight: false, proxy: server, logger: quiet });
+      const ipt = new NodeNetwork({ hostNetns: hostIpt.path, backend: 'iptables', kubeletUid: 0, preflight: false, proxy: server, logger: quiet });
+      await nft.start();
+      await ipt.start();
+      try {
+        await nftIn(refHost, REF_HOST_TEXT);
+        const backend = (await Iptables.open({ netns: hostIpt.path })).backend;
+        const restoreText = inpodRules({ family: 4, dnsCapture: true }).render();
+        const restoreArgv = [`iptables-${backend}-restore`, '--noflush'];
+        const used = [0, 0, 0, 0];
+        const next = (c) => pools[c][used[c]++];
+        const podFor = (c, ns) => ({ uid: `enroll-${c}-${used[c]}`, ips: [ipOf(200 + c, used[c])], netns: ns.path, workload: W });
+        let nftPod;
+        let iptPod;
+        let refPod;
+        let barePod;
+        const [nftTimes, refTimes, iptTimes, bareTimes] = await interleaved(
+          [
+            { setup: () => { nftPod = podFor(0, next(0)); }, run: () => nft.addPod(nftPod) },
+            { setup: () => { refPod = { ns: next(1), ip: ipOf(201, used[1]), uid: `ref-${used[1]}` }; }, run: async () => {
+              await nftIn(refPod.ns, INPOD_TEXT);
+              await nftIn(refHost, `add element inet istio-ambient-nat istio-inpod-probes-v4 { ${refPod.ip} comment "${refPod.uid}" }\n`);
+            } },
+            { setup: () => { iptPod = podFor(2, next(2)); }, run: () => ipt.addPod(iptPod) },
+            { setup: () => { barePod = next(3); }, run: async () => {
+              const r = await runInNetns(barePod.path, restoreArgv, { stdin: restoreText, timeoutMs: 60_000 });
+              if (r.exitCode !== 0) throw new Error(`${restoreArgv[0]} exited ${r.exitCode ?? r.signal}: ${r.stderr.trim()}`);
+            } },
+          ],
+          { warmup, samples: cfg.enrollSamples },
+        );
+        const n = res.row(S, 'addPod, nftables backend (rules, route, proxy Add acked, probe entry)', nftTimes, { podnet: true });
+        const r = res.row(S, 'reference CLI: nft -f of the in-pod rules + nft -f of the host set element', refTimes);
+        const i = res.row(S, 'addPod, iptables backend (the same steps)', iptTimes);
+        const b = res.row(S, `one bare ${restoreArgv[0]} of the in-pod rules`, bareTimes);
+        res.target(S, 'reference CLI / addPod (nftables)', r.median / n.median, '>=', 20);
+        res.target(S, 'addPod (nftables) median', n.median, '<=', 1, ' ms', { gate: false });
+        res.target(S, 'addPod (iptables) / one bare restore', i.median / b.median, '<=', 1.2);
+      } finally {
+        await nft.stop();
+        await ipt.stop();
+        for (const pool of pools) for (const ns of pool) ns.delete();
+      }
+    }, 3, 'enroll-host');
+  } finally {
+    await server.close(); // the peer exits at EOF
+    await new Promise((resolve) => (peer.exitCode !== null || peer.signalCode !== null ? resolve() : peer.on('exit', resolve)));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
