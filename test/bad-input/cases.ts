@@ -86,7 +86,7 @@ const NFT_T = { family: 'inet', table: 'podnet-bad' } as const;
 
 /**
  * restoreWithLockHeld declares a chain with a legacy client that does not wait for the xtables lock (lockWaitSeconds
- * 0) while another process holds it; restore sends the same `--wait` as apply and reads no state first. The lock
+ * 0) while another process holds it; restore takes the lock as apply does and reads no state first. The lock
  * is a file beside freePath (XTABLES_LOCKFILE), never the host's; its holder (`flock ... cat`) keeps it until its
  * stdin ends.
  */
@@ -213,7 +213,7 @@ export const CASES: BadInputCase[] = [
   { part: 'iptables', input: 'lockFile `7`', run: (c) => Iptables.open({ netns: c.netns, lockFile: 7 as never }), code: 'ERR_INVALID_ARG_TYPE' },
   {
     part: 'iptables',
-    input: 'lockWaitSeconds `0` (legacy) while another process holds the xtables lock',
+    input: 'lockWaitSeconds `0` (legacy) while another process holds the xtables lock (answered at once, no restore started)',
     run: restoreWithLockHeld,
     code: 'ERR_IPTABLES_LOCK_TIMEOUT',
   },
