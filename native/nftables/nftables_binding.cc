@@ -525,7 +525,7 @@ void RegisterNftables(Napi::Env env, Napi::Object exports) {
                                     {"commentMax", static_cast<uint32_t>(nft::kCommentMax)},
                                     {"typeIpv4Addr", static_cast<uint32_t>(nft::kTypeIpv4Addr)},
                                     {"typeIpv6Addr", static_cast<uint32_t>(nft::kTypeIpv6Addr)},
-                                    {"dumpAttempts", nft::kDumpAttempts},
+                                    {"dumpAttempts", nl::kDumpAttempts},
                                     {"batchMax", static_cast<uint32_t>(nft::kBatchMax)}}));
 }
 

@@ -315,7 +315,7 @@ void RegisterRtnetlink(Napi::Env env, Napi::Object exports) {
               ConstantsObject(env, {{"newRoute", RTM_NEWROUTE}, {"delRoute", RTM_DELROUTE},
                                     {"newRule", RTM_NEWRULE}, {"delRule", RTM_DELRULE},
                                     {"create", NLM_F_CREATE}, {"excl", NLM_F_EXCL}, {"replace", NLM_F_REPLACE},
-                                    {"dumpAttempts", rt::kDumpAttempts}}));
+                                    {"dumpAttempts", nl::kDumpAttempts}}));
 }
 
 }  // namespace podnet
