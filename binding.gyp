@@ -15,7 +15,6 @@
         "native/netlink/js_transport.cc",
         "native/ipset/record.cc",
         "native/ipset/session.cc",
-        "native/ipset/session_slot.cc",
         "native/ipset/sync_channel.cc",
         "native/ipset/ipset_binding.cc",
         "native/rtnetlink/codec.cc",

@@ -86,7 +86,8 @@ export interface RawSyncFrameLayout {
 export interface RawIpsetHandle {
   protocol<S extends boolean>(sync: S): MaybeSync<number, S>;
   create<S extends boolean>(spec: RawCreateSpec, sync: S): MaybeSync<void, S>;
-  simple<S extends boolean>(cmd: number, name: string, name2: string, excl: boolean, sync: S): MaybeSync<void, S>;
+  /** wholeSetCommand sends a command on whole sets by name: destroy, flush (name '' for all), rename, swap (name2). */
+  wholeSetCommand<S extends boolean>(cmd: number, name: string, name2: string, excl: boolean, sync: S): MaybeSync<void, S>;
   /** records are read in place (on a worker when async): do not write them until the call settles. */
   adt<S extends boolean>(cmd: number, name: string, records: Uint8Array, excl: boolean, sync: S): MaybeSync<RawAdtResult, S>;
   /**

@@ -124,7 +124,7 @@ export class Ipset implements Disposable {
     const session = this.#session;
     return this.#queue.serial(async () => {
       try {
-        await this.#simple(cmd.destroy, 'destroy', name);
+        await this.#wholeSetCommand(cmd.destroy, 'destroy', name);
       } finally {
         session.sets.forget(name);
       }
@@ -139,7 +139,7 @@ export class Ipset implements Disposable {
     if (name !== undefined) checkSetName(name);
     const session = this.#session;
     return this.#queue.serial(async () => {
-      await this.#simple(cmd.flush, 'flush', name);
+      await this.#wholeSetCommand(cmd.flush, 'flush', name);
       session.sets.flushed(name);
     });
   }
@@ -166,7 +166,7 @@ export class Ipset implements Disposable {
     const session = this.#session;
     return this.#queue.serial(async () => {
       try {
-        await this.#simple(command, label, a, b);
+        await this.#wholeSetCommand(command, label, a, b);
       } finally {
         session.sets.forget(a);
         session.sets.forget(b);
@@ -175,10 +175,10 @@ export class Ipset implements Disposable {
   }
 
   /** A command of one or two set names and no entries (destroy, flush, rename, swap), on a worker. */
-  #simple(command: number, label: string, name: string | undefined, name2 = ''): Promise<void> {
+  #wholeSetCommand(command: number, label: string, name: string | undefined, name2 = ''): Promise<void> {
     const session = this.#session;
     const handle = session.handle();
-    return traced(() => session.about(label, name, 'worker'), () => handle.simple(command, name ?? '', name2, true, false));
+    return traced(() => session.about(label, name, 'worker'), () => handle.wholeSetCommand(command, name ?? '', name2, true, false));
   }
 
   /**

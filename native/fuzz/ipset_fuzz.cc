@@ -14,7 +14,7 @@
 //         5 StartEntries("s"), then NextEntries of (p1 | p2 << 8) + 1 records
 //           at most p3 % 8 + 1 times
 //         6 Create of kTypes[p1 % 4] (TYPE first, then CREATE)
-//         7 Simple: DESTROY, FLUSH, RENAME or SWAP by p1 % 4
+//         7 WholeSetCommand: DESTROY, FLUSH, RENAME or SWAP by p1 % 4
 // Every record buffer a dump produced must read back under RecordReader's
 // rules: JS reads it with the same ones. scripts/fuzz-seeds.mjs writes seeds
 // in this layout.
@@ -170,7 +170,7 @@ void Run(ipset::Session& s, const Op& op) {
                                       ipset::IPSET_CMD_SWAP};
       uint8_t cmd = kCmds[op.p[0] % 4];
       bool two = cmd == ipset::IPSET_CMD_RENAME || cmd == ipset::IPSET_CMD_SWAP;
-      err = s.Simple(cmd, "s", two ? "t" : "", (op.p[1] & 1) != 0);
+      err = s.WholeSetCommand(cmd, "s", two ? "t" : "", (op.p[1] & 1) != 0);
       break;
     }
   }

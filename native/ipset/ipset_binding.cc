@@ -17,19 +17,18 @@
 #include "ipset/session.h"
 #include "ipset/session_slot.h"
 #include "ipset/sync_channel.h"
-#include "netlink/js_transport.h"
+#include "netlink/js_reader.h"
+#include "netlink/session_handle.h"
 #include "util/constants_object.h"
 #include "util/js_error.h"
-#include "util/promise_worker.h"
 #include "util/run_baton.h"
 
 namespace podnet {
 
 using ipset::Session;
-using SessionPtr = std::shared_ptr<Session>;
 
 template <typename Derived>
-using BatonBase = SessionBaton<Derived, Session>;
+using IpsetBaton = SessionBaton<Derived, Session>;
 
 static Napi::Object HeaderObject(Napi::Env env, const ipset::SetHeader& h) {
   Napi::Object o = Napi::Object::New(env);
@@ -54,33 +53,33 @@ static Napi::Buffer<uint8_t> CopyBytes(Napi::Env env, const std::vector<uint8_t>
   return Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
 }
 
-struct ProtocolBaton : BatonBase<ProtocolBaton> {
+struct ProtocolBaton : IpsetBaton<ProtocolBaton> {
   uint8_t version = 0;
   void Locked() { error = session->Protocol(&version); }
   Napi::Value Result(Napi::Env env) { return Napi::Number::New(env, version); }
 };
 
-struct CreateBaton : BatonBase<CreateBaton> {
+struct CreateBaton : IpsetBaton<CreateBaton> {
   ipset::CreateSpec spec;
   void Locked() { error = session->Create(spec); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
-struct SimpleBaton : BatonBase<SimpleBaton> {
+struct WholeSetCommandBaton : IpsetBaton<WholeSetCommandBaton> {
   uint8_t cmd = 0;
   std::string name, name2;
   bool excl = true;
-  void Locked() { error = session->Simple(cmd, name, name2, excl); }
+  void Locked() { error = session->WholeSetCommand(cmd, name, name2, excl); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
-struct AdtBaton : BatonBase<AdtBaton> {
+struct AdtBaton : IpsetBaton<AdtBaton> {
   uint8_t cmd = 0;
   std::string name;
   // The records are read in place, not copied: the JS side does not write
   // the buffer until the call settles (its queue runs one call at a time);
   // the reference keeps it alive until the baton is destroyed on the JS
-  // thread. Copying 100k records held the event loop for milliseconds.
+  // thread. A copy of 100k records would hold the event loop for milliseconds.
   Napi::Reference<Napi::Uint8Array> keep;
   const uint8_t* records = nullptr;
   size_t recordsLen = 0;
@@ -101,7 +100,7 @@ struct AdtBaton : BatonBase<AdtBaton> {
   }
 };
 
-struct TestBaton : BatonBase<TestBaton> {
+struct TestBaton : IpsetBaton<TestBaton> {
   std::string name;
   ipset::Record entry;
   bool member = false;
@@ -109,7 +108,7 @@ struct TestBaton : BatonBase<TestBaton> {
   Napi::Value Result(Napi::Env env) { return Napi::Boolean::New(env, member); }
 };
 
-struct ListBaton : BatonBase<ListBaton> {
+struct ListBaton : IpsetBaton<ListBaton> {
   std::string name;
   uint32_t flags = 0;
   ipset::ListResult result;
@@ -125,7 +124,7 @@ struct ListBaton : BatonBase<ListBaton> {
   }
 };
 
-struct EntriesBaton : BatonBase<EntriesBaton> {
+struct EntriesBaton : IpsetBaton<EntriesBaton> {
   bool start = false;
   std::string name;
   uint32_t max = 0;
@@ -148,77 +147,62 @@ struct EntriesBaton : BatonBase<EntriesBaton> {
   }
 };
 
-class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
+class IpsetHandle : public nl::SessionHandle<IpsetHandle, Session> {
  public:
+  static constexpr const char* kWhat = kIpsetWhat;
+  static constexpr const char* kClosedCode = kIpsetClosedCode;
+
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "IpsetHandle",
-                       {
-                           InstanceMethod<&IpsetHandle::Protocol>("protocol"),
-                           InstanceMethod<&IpsetHandle::Create>("create"),
-                           InstanceMethod<&IpsetHandle::Simple>("simple"),
-                           InstanceMethod<&IpsetHandle::Adt>("adt"),
-                           InstanceMethod<&IpsetHandle::SyncChannel>("syncChannel"),
-                           InstanceMethod<&IpsetHandle::Test>("test"),
-                           InstanceMethod<&IpsetHandle::List>("list"),
-                           InstanceMethod<&IpsetHandle::Entries>("entries"),
-                           InstanceMethod<&IpsetHandle::SetTimeout>("setTimeout"),
-                           InstanceMethod<&IpsetHandle::Close>("close"),
-                       });
+    return DefineHandle(env, "IpsetHandle",
+                        {
+                            InstanceMethod<&IpsetHandle::Protocol>("protocol"),
+                            InstanceMethod<&IpsetHandle::Create>("create"),
+                            InstanceMethod<&IpsetHandle::WholeSetCommand>("wholeSetCommand"),
+                            InstanceMethod<&IpsetHandle::Adt>("adt"),
+                            InstanceMethod<&IpsetHandle::SyncChannel>("syncChannel"),
+                            InstanceMethod<&IpsetHandle::Test>("test"),
+                            InstanceMethod<&IpsetHandle::List>("list"),
+                            InstanceMethod<&IpsetHandle::Entries>("entries"),
+                        });
   }
 
   // new IpsetHandle(netnsFd, timeoutMs, exchange?, receiveBufferBytes?)
-  explicit IpsetHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IpsetHandle>(info) {
-    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
-    slot_->session = std::make_shared<Session>(nl::TransportFromArgs(info, NETLINK_NETFILTER), timeoutMs);
-  }
+  explicit IpsetHandle(const Napi::CallbackInfo& info) : SessionHandle(info, NETLINK_NETFILTER) {}
 
  private:
-  SessionPtr Live(Napi::Env env) { return LiveSession(env, *slot_); }
-
   Napi::Value Protocol(const Napi::CallbackInfo& info) {
-    auto b = std::make_unique<ProtocolBaton>();
-    b->session = Live(info.Env());
-    return RunBaton(info.Env(), std::move(b), info[0].ToBoolean(), "podnet:ipsetProtocol");
+    return Start(info, std::make_unique<ProtocolBaton>(), "podnet:ipsetProtocol", info[0].ToBoolean());
   }
 
   // create({ name, type, family, hashsize?, maxelem?, timeout?, cadtFlags, exist }, sync)
   Napi::Value Create(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<CreateBaton>();
-    b->session = Live(info.Env());
     Napi::Object o = info[0].As<Napi::Object>();
-    b->spec.name = o.Get("name").As<Napi::String>();
-    b->spec.typeName = o.Get("type").As<Napi::String>();
-    b->spec.family = static_cast<uint8_t>(o.Get("family").As<Napi::Number>().Uint32Value());
-    auto opt = [&](const char* key, bool* has, uint32_t* v) {
-      Napi::Value x = o.Get(key);
-      if (x.IsNumber()) {
-        *has = true;
-        *v = x.As<Napi::Number>().Uint32Value();
-      }
-    };
-    opt("hashsize", &b->spec.hasHashsize, &b->spec.hashsize);
-    opt("maxelem", &b->spec.hasMaxelem, &b->spec.maxelem);
-    opt("timeout", &b->spec.hasTimeout, &b->spec.timeout);
-    b->spec.cadtFlags = o.Get("cadtFlags").As<Napi::Number>().Uint32Value();
-    b->spec.exist = o.Get("exist").ToBoolean();
-    return RunBaton(info.Env(), std::move(b), info[1].ToBoolean(), "podnet:ipsetCreate");
+    JsReader r(info.Env());
+    b->spec.name = r.Str(o, "name");
+    b->spec.typeName = r.Str(o, "type");
+    b->spec.family = static_cast<uint8_t>(r.U32(o, "family"));
+    b->spec.hasHashsize = r.OptU32(o, "hashsize", &b->spec.hashsize);
+    b->spec.hasMaxelem = r.OptU32(o, "maxelem", &b->spec.maxelem);
+    b->spec.hasTimeout = r.OptU32(o, "timeout", &b->spec.timeout);
+    b->spec.cadtFlags = r.U32(o, "cadtFlags");
+    b->spec.exist = r.Get(o, "exist").ToBoolean();
+    return Start(info, std::move(b), "podnet:ipsetCreate", info[1].ToBoolean());
   }
 
-  // simple(cmd, name, name2, excl, sync)
-  Napi::Value Simple(const Napi::CallbackInfo& info) {
-    auto b = std::make_unique<SimpleBaton>();
-    b->session = Live(info.Env());
+  // wholeSetCommand(cmd, name, name2, excl, sync): a command on whole sets by name (destroy, flush, rename, swap).
+  Napi::Value WholeSetCommand(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<WholeSetCommandBaton>();
     b->cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
     b->name = info[1].As<Napi::String>();
     b->name2 = info[2].As<Napi::String>();
     b->excl = info[3].ToBoolean();
-    return RunBaton(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetSimple");
+    return Start(info, std::move(b), "podnet:ipsetWholeSetCommand", info[4].ToBoolean());
   }
 
   // adt(cmd, name, records, excl, sync): records must not be written until the promise settles.
   Napi::Value Adt(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<AdtBaton>();
-    b->session = Live(info.Env());
     b->cmd = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
     b->name = info[1].As<Napi::String>();
     Napi::Uint8Array records = info[2].As<Napi::Uint8Array>();
@@ -226,7 +210,7 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
     b->recordsLen = records.ByteLength();
     b->keep = Napi::Persistent(records);
     b->excl = info[3].ToBoolean();
-    return RunBaton(info.Env(), std::move(b), info[4].ToBoolean(), "podnet:ipsetAdt");
+    return Start(info, std::move(b), "podnet:ipsetAdt", info[4].ToBoolean());
   }
 
   // syncChannel(frame) -> the function that sends the ADD or DEL its frame
@@ -239,7 +223,6 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
   Napi::Value Test(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto b = std::make_unique<TestBaton>();
-    b->session = Live(env);
     b->name = info[0].As<Napi::String>();
     Napi::Uint8Array bytes = info[1].As<Napi::Uint8Array>();
     ipset::RecordReader reader(bytes.Data(), bytes.ByteLength());
@@ -249,44 +232,25 @@ class IpsetHandle : public Napi::ObjectWrap<IpsetHandle> {
       err.message = "malformed entry record";
       ThrowError(env, err);
     }
-    return RunBaton(env, std::move(b), info[2].ToBoolean(), "podnet:ipsetTest");
+    return Start(info, std::move(b), "podnet:ipsetTest", info[2].ToBoolean());
   }
 
   // list(name, flags, sync)
   Napi::Value List(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<ListBaton>();
-    b->session = Live(info.Env());
     b->name = info[0].As<Napi::String>();
     b->flags = info[1].As<Napi::Number>().Uint32Value();
-    return RunBaton(info.Env(), std::move(b), info[2].ToBoolean(), "podnet:ipsetList");
+    return Start(info, std::move(b), "podnet:ipsetList", info[2].ToBoolean());
   }
 
   // entries(name | null, maxRecords): name starts the dump, null continues it.
   Napi::Value Entries(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<EntriesBaton>();
-    b->session = Live(info.Env());
     b->start = info[0].IsString();
     if (b->start) b->name = info[0].As<Napi::String>();
     b->max = info[1].As<Napi::Number>().Uint32Value();
-    return RunBaton(info.Env(), std::move(b), false, "podnet:ipsetEntries");
+    return Start(info, std::move(b), "podnet:ipsetEntries");
   }
-
-  Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
-    SessionPtr s = Live(info.Env());
-    std::unique_lock<std::mutex> lock;
-    ErrorInfo err = s->Lock(&lock);
-    if (err.failed()) ThrowError(info.Env(), err);
-    s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
-    return info.Env().Undefined();
-  }
-
-  // Pending async work keeps its own reference; the socket closes when it ends.
-  Napi::Value Close(const Napi::CallbackInfo& info) {
-    slot_->session.reset();
-    return info.Env().Undefined();
-  }
-
-  SlotPtr slot_ = std::make_shared<SessionSlot>();
 };
 
 void RegisterIpset(Napi::Env env, Napi::Object exports) {

@@ -140,7 +140,7 @@ static const char* CommandName(uint8_t cmd) {
   }
 }
 
-ErrorInfo Session::Simple(uint8_t cmd, const std::string& name, const std::string& name2, bool excl) {
+ErrorInfo Session::WholeSetCommand(uint8_t cmd, const std::string& name, const std::string& name2, bool excl) {
   w_.Clear();
   uint32_t seq = engine_.ReserveSeq(1);
   size_t off = BeginRequest(cmd, NLM_F_REQUEST | NLM_F_ACK | (excl ? NLM_F_EXCL : 0), seq);

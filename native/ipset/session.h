@@ -74,7 +74,7 @@ class Session {
   ErrorInfo TypeRevision(const std::string& typeName, uint8_t family, uint8_t* max, uint8_t* min);
   ErrorInfo Create(const CreateSpec& spec);
   // DESTROY, FLUSH (name empty: all sets), RENAME, SWAP (name2).
-  ErrorInfo Simple(uint8_t cmd, const std::string& name, const std::string& name2, bool excl);
+  ErrorInfo WholeSetCommand(uint8_t cmd, const std::string& name, const std::string& name2, bool excl);
   // ADD or DEL of every record in [data, data+len); entry failures are
   // collected (batch index = record position) and the rest applied. A
   // failure of the whole request (missing set, ...) returns an error.

@@ -1,3 +1,5 @@
+// Where an IpsetHandle keeps its session (netlink/session_handle.h), shared
+// with the handle's sync channels (sync_channel.h).
 #pragma once
 
 #include <napi.h>
@@ -5,19 +7,20 @@
 #include <memory>
 
 #include "ipset/session.h"
+#include "netlink/session_handle.h"
 
 namespace podnet {
 
-// Where a handle keeps its session: shared with the handle's sync channels, so
-// that close() empties it for them too.
-struct SessionSlot {
-  std::shared_ptr<ipset::Session> session;
-};
+using SessionSlot = nl::SessionSlot<ipset::Session>;
 using SlotPtr = std::shared_ptr<SessionSlot>;
 
-// A copy, never a reference into the slot: a JS peer's exchange() runs inside
-// the operation and may close the handle, which empties the slot. Throws
-// ERR_IPSET_CLOSED when the handle is closed.
-std::shared_ptr<ipset::Session> LiveSession(Napi::Env env, const SessionSlot& slot);
+// kIpsetWhat names the protocol in an ipset handle's errors; kIpsetClosedCode is the code of a call on a closed one.
+constexpr const char* kIpsetWhat = "ipset";
+constexpr const char* kIpsetClosedCode = "ERR_IPSET_CLOSED";
+
+// LiveSession is the slot's session, copied; throws ERR_IPSET_CLOSED when the handle is closed.
+inline std::shared_ptr<ipset::Session> LiveSession(Napi::Env env, const SessionSlot& slot) {
+  return slot.Live(env, kIpsetWhat, kIpsetClosedCode);
+}
 
 }  // namespace podnet

@@ -117,6 +117,7 @@ ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uin
     if (err.failed()) return err;
   }
   dirty_ = false;
+  answered_ = true;
   return ErrorInfo{};
 }
 
@@ -166,7 +167,11 @@ ErrorInfo Engine::NextDumpDatagram(uint32_t seq, int* replyError, bool* done, co
       messageType_ = hdr.nlmsg_type;
       return onMessage(msg + sizeof(nlmsghdr), hdr.nlmsg_len - sizeof(nlmsghdr));
     });
-    if (err.failed() || relevant) return err;
+    if (err.failed()) return err;
+    if (relevant) {
+      answered_ = true;
+      return err;
+    }
   }
 }
 
@@ -179,6 +184,27 @@ ErrorInfo Engine::Dump(const uint8_t* bytes, size_t len, uint32_t seq, int* repl
     if (err.failed()) return err;
   }
   return ErrorInfo{};
+}
+
+ErrorInfo Engine::DumpWhole(Writer& w, const std::string& what, const std::function<void(uint32_t seq)>& encode,
+                            const std::function<void()>& reset, int* replyError, const MessageFn& onMessage) {
+  *replyError = 0;
+  for (int i = 0; i < kDumpAttempts; i++) {
+    reset();
+    w.Clear();
+    uint32_t seq = ReserveSeq(1);
+    encode(seq);
+    ErrorInfo err = Dump(w.data(), w.size(), seq, replyError, onMessage);
+    if (err.failed() || *replyError != 0) {
+      reset();
+      return err;
+    }
+    if (!dumpInterrupted_) return ErrorInfo{};
+  }
+  reset();
+  ErrorInfo err = SystemError(EAGAIN, "recv");
+  err.message = what + " was interrupted by changes " + std::to_string(kDumpAttempts) + " times in a row";
+  return err;
 }
 
 }  // namespace podnet::nl

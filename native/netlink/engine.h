@@ -7,8 +7,10 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "netlink/attr.h"
 #include "netlink/transport.h"
 
 namespace podnet::nl {
@@ -22,6 +24,11 @@ struct Ack {
   const uint8_t* echo = nullptr;  // echoed nlmsghdr + payload, valid during the callback
   size_t echoLen = 0;
 };
+
+// kDumpAttempts is how often DumpWhole takes a dump the kernel flags
+// NLM_F_DUMP_INTR before the caller gets EAGAIN: a table that changes during
+// every one of them is being rewritten faster than it can be read.
+constexpr int kDumpAttempts = 5;
 
 class Engine {
  public:
@@ -49,6 +56,18 @@ class Engine {
   // in *replyError (0 when the dump completed).
   ErrorInfo Dump(const uint8_t* bytes, size_t len, uint32_t seq, int* replyError, const MessageFn& onMessage);
 
+  // Takes a dump whole: encode writes the request for the seq it is given
+  // into w; the dump is sent and read to NLMSG_DONE (as Dump), and taken
+  // again while the kernel flags it NLM_F_DUMP_INTR, reset emptying the
+  // caller's output before each attempt. A dump the kernel ends with an
+  // error code is not taken again: the code is in *replyError. EAGAIN once
+  // kDumpAttempts in a row were interrupted; what names the dump in that error
+  // ("rtnetlink dump of routes"). Whenever it returns an error or a non-zero
+  // *replyError, reset has emptied the output: a failed dump hands on
+  // nothing of what it decoded.
+  ErrorInfo DumpWhole(Writer& w, const std::string& what, const std::function<void(uint32_t seq)>& encode,
+                      const std::function<void()>& reset, int* replyError, const MessageFn& onMessage);
+
   // Cursor-style dumps: StartDump sends, NextDumpDatagram reads one datagram
   // and feeds its messages; *done turns true at NLMSG_DONE or error.
   ErrorInfo StartDump(const uint8_t* bytes, size_t len, uint32_t seq);
@@ -60,6 +79,10 @@ class Engine {
   // nlmsg_type of the message being handed to onData / onMessage right now:
   // families whose replies come in several types check it.
   uint16_t message_type() const { return messageType_; }
+  // True once an exchange or a dump datagram of this engine was read without
+  // error: the socket has offered the kernel a receive buffer that returned
+  // data (nf_tables sizes dump datagrams by it).
+  bool answered() const { return answered_; }
 
  private:
   // Throws away queued replies to earlier requests before a request is sent.
@@ -74,6 +97,7 @@ class Engine {
   // dump): replies may still be queued, so the next request drains first.
   bool dirty_ = false;
   bool dumpInterrupted_ = false;
+  bool answered_ = false;
   uint16_t messageType_ = 0;
 };
 

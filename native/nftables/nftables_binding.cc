@@ -14,7 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "netlink/js_transport.h"
+#include "netlink/js_reader.h"
+#include "netlink/session_handle.h"
 #include "nftables/codec.h"
 #include "nftables/element_records.h"
 #include "nftables/session.h"
@@ -24,16 +25,10 @@
 
 namespace podnet {
 
-// Everything here is this file's own: the batons share names with other
-// bindings' (RulesBaton), and templates instantiated on two classes of one
-// name in one namespace are one function to the linker.
-namespace {
-
 using nft::Session;
-using SessionPtr = std::shared_ptr<Session>;
 
 template <typename Derived>
-using Baton = SessionBaton<Derived, Session>;
+using NftablesBaton = SessionBaton<Derived, Session>;
 
 static Napi::Value Bytes(Napi::Env env, const std::vector<uint8_t>& b) {
   return Napi::Buffer<uint8_t>::Copy(env, b.data(), b.size());
@@ -183,14 +178,15 @@ static Napi::Value Listing(Napi::Env env, const std::vector<T>& items, const std
   return o;
 }
 
-struct RunBatonT : Baton<RunBatonT> {
+// One batch of ops, applied all or nothing (Session::Run).
+struct BatchBaton : NftablesBaton<BatchBaton> {
   std::vector<nft::Op> ops;
   uint32_t genId = 0;
   void Locked() { error = session->Run(ops, genId); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
-struct GenerationBaton : Baton<GenerationBaton> {
+struct GenerationBaton : NftablesBaton<GenerationBaton> {
   uint32_t genId = 0;
   void Locked() { error = session->GetGen(&genId); }
   Napi::Value Result(Napi::Env env) { return Napi::Number::New(env, genId); }
@@ -202,43 +198,43 @@ struct DumpBaton {
   std::vector<nft::RawMessage> raw;
 };
 
-struct TablesBaton : Baton<TablesBaton>, DumpBaton {
+struct TablesBaton : NftablesBaton<TablesBaton>, DumpBaton {
   std::vector<nft::Table> items;
   void Locked() { error = session->Tables(family, &items, &raw); }
   Napi::Value Result(Napi::Env env) { return Listing<nft::Table, TableObject>(env, items, raw); }
 };
 
-struct ChainsBaton : Baton<ChainsBaton>, DumpBaton {
+struct ChainsBaton : NftablesBaton<ChainsBaton>, DumpBaton {
   std::vector<nft::Chain> items;
   void Locked() { error = session->Chains(family, table, &items, &raw); }
   Napi::Value Result(Napi::Env env) { return Listing<nft::Chain, ChainObject>(env, items, raw); }
 };
 
-struct SetsBaton : Baton<SetsBaton>, DumpBaton {
+struct SetsBaton : NftablesBaton<SetsBaton>, DumpBaton {
   std::vector<nft::Set> items;
   void Locked() { error = session->Sets(family, table, &items, &raw); }
   Napi::Value Result(Napi::Env env) { return Listing<nft::Set, SetObject>(env, items, raw); }
 };
 
-struct RulesBaton : Baton<RulesBaton>, DumpBaton {
+struct RulesBaton : NftablesBaton<RulesBaton>, DumpBaton {
   std::vector<nft::Rule> items;
   void Locked() { error = session->Rules(family, table, &items, &raw); }
   Napi::Value Result(Napi::Env env) { return Listing<nft::Rule, RuleObject>(env, items, raw); }
 };
 
-struct ElementsBaton : Baton<ElementsBaton>, DumpBaton {
+struct ElementsBaton : NftablesBaton<ElementsBaton>, DumpBaton {
   std::vector<nft::Element> items;
   void Locked() { error = session->Elements(family, table, set, &items); }
   Napi::Value Result(Napi::Env env) { return ObjectArray<nft::Element, ElementObject>(env, items); }
 };
 
-struct ElementsStartBaton : Baton<ElementsStartBaton>, DumpBaton {
+struct ElementsStartBaton : NftablesBaton<ElementsStartBaton>, DumpBaton {
   void Locked() { error = session->StartElements(family, table, set); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
 // { elements, done }: the next chunk of the dump ElementsStartBaton began.
-struct ElementsNextBaton : Baton<ElementsNextBaton> {
+struct ElementsNextBaton : NftablesBaton<ElementsNextBaton> {
   uint32_t maxElements = 0;
   bool done = false;
   std::vector<nft::Element> items;
@@ -251,14 +247,14 @@ struct ElementsNextBaton : Baton<ElementsNextBaton> {
   }
 };
 
-struct GetSetBaton : Baton<GetSetBaton>, DumpBaton {
+struct GetSetBaton : NftablesBaton<GetSetBaton>, DumpBaton {
   bool found = false;
   nft::Set item;
   void Locked() { error = session->GetSet(family, table, set, &found, &item); }
   Napi::Value Result(Napi::Env env) { return found ? Napi::Value(SetObject(env, item)) : env.Null(); }
 };
 
-struct GetElementBaton : Baton<GetElementBaton>, DumpBaton {
+struct GetElementBaton : NftablesBaton<GetElementBaton>, DumpBaton {
   std::vector<uint8_t> key;
   bool found = false;
   nft::Element element;
@@ -266,48 +262,14 @@ struct GetElementBaton : Baton<GetElementBaton>, DumpBaton {
   Napi::Value Result(Napi::Env env) { return found ? Napi::Value(ElementObject(env, element)) : env.Null(); }
 };
 
-static uint32_t U32Of(const Napi::Value& v) { return v.IsNumber() ? v.As<Napi::Number>().Uint32Value() : 0; }
-
-static std::string StrOf(const Napi::Value& v) { return v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string(); }
-
-// Property names made once per run() call, by the address of the literal (or
-// schema entry) that names them: a name made from UTF-8 on every read is
-// looked up in V8's string table each time, which for one pod's rules was
-// most of the call.
-class Props {
- public:
-  explicit Props(Napi::Env env) : env_(env) {}
-  Napi::Value Get(const Napi::Object& o, const char* name) { return o.Get(Key(name)); }
-  uint32_t U32(const Napi::Object& o, const char* name) { return U32Of(Get(o, name)); }
-  std::string Str(const Napi::Object& o, const char* name) { return StrOf(Get(o, name)); }
-
- private:
-  Napi::Value Key(const char* name) {
-    for (const auto& [p, v] : keys_) {
-      if (p == name) return v;
-    }
-    Napi::String s = Napi::String::New(env_, name);
-    keys_.emplace_back(name, s);
-    return s;
-  }
-  Napi::Env env_;
-  std::vector<std::pair<const char*, Napi::Value>> keys_;
-};
-
-static std::vector<uint8_t> ByteVec(const Napi::Value& v) {
-  if (!v.IsTypedArray()) return {};
-  Napi::Uint8Array a = v.As<Napi::Uint8Array>();
-  return std::vector<uint8_t>(a.Data(), a.Data() + a.ByteLength());
-}
-
 // { name, fields } or, raw, { name, data }: the fields read by the name's schema.
-static nft::Expr ExprFrom(Props& p, const Napi::Object& o) {
+static nft::Expr ExprFrom(JsReader& p, const Napi::Object& o) {
   nft::Expr x;
   x.name = p.Str(o, "name");
   Napi::Value data = p.Get(o, "data");
   if (data.IsTypedArray()) {
     x.raw = true;
-    x.data = ByteVec(data);
+    x.data = BytesOf(data);
     return x;
   }
   size_t count = 0;
@@ -333,7 +295,7 @@ static nft::Expr ExprFrom(Props& p, const Napi::Object& o) {
         f.str = StrOf(v);
         break;
       case nft::FieldKind::kData:
-        f.bytes = ByteVec(v);
+        f.bytes = BytesOf(v);
         break;
       case nft::FieldKind::kVerdict: {
         f.num = v.IsNumber() ? static_cast<uint32_t>(v.As<Napi::Number>().Int32Value()) : 0;
@@ -354,7 +316,7 @@ static nft::Expr ExprFrom(Props& p, const Napi::Object& o) {
 
 // { kind, del, flags, family, table, name, comment, hook?, priority, type, policy?, setFlags, keyType, keyLen,
 //   size, setId, records (element records, element_records.h), chain, handle?, position?, exprs }
-static nft::Op OpFrom(Props& p, const Napi::Object& o) {
+static nft::Op OpFrom(JsReader& p, const Napi::Object& o) {
   nft::Op op;
   op.kind = static_cast<nft::Op::Kind>(p.U32(o, "kind"));
   op.del = p.Get(o, "del").ToBoolean();
@@ -439,60 +401,45 @@ static nft::Op OpFrom(Props& p, const Napi::Object& o) {
   return op;
 }
 
-class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
+class NftablesHandle : public nl::SessionHandle<NftablesHandle, Session> {
  public:
+  static constexpr const char* kWhat = "nftables";
+  static constexpr const char* kClosedCode = "ERR_NFTABLES_CLOSED";
+
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "NftablesHandle",
-                       {
-                           InstanceMethod<&NftablesHandle::Run>("run"),
-                           InstanceMethod<&NftablesHandle::Generation>("generation"),
-                           InstanceMethod<&NftablesHandle::Tables>("tables"),
-                           InstanceMethod<&NftablesHandle::Chains>("chains"),
-                           InstanceMethod<&NftablesHandle::Sets>("sets"),
-                           InstanceMethod<&NftablesHandle::Rules>("rules"),
-                           InstanceMethod<&NftablesHandle::Elements>("elements"),
-                           InstanceMethod<&NftablesHandle::ElementsStart>("elementsStart"),
-                           InstanceMethod<&NftablesHandle::ElementsNext>("elementsNext"),
-                           InstanceMethod<&NftablesHandle::GetSet>("getSet"),
-                           InstanceMethod<&NftablesHandle::GetElement>("getElement"),
-                           InstanceMethod<&NftablesHandle::SetTimeout>("setTimeout"),
-                           InstanceMethod<&NftablesHandle::Close>("close"),
-                       });
+    return DefineHandle(env, "NftablesHandle",
+                        {
+                            InstanceMethod<&NftablesHandle::Run>("run"),
+                            InstanceMethod<&NftablesHandle::Generation>("generation"),
+                            InstanceMethod<&NftablesHandle::Tables>("tables"),
+                            InstanceMethod<&NftablesHandle::Chains>("chains"),
+                            InstanceMethod<&NftablesHandle::Sets>("sets"),
+                            InstanceMethod<&NftablesHandle::Rules>("rules"),
+                            InstanceMethod<&NftablesHandle::Elements>("elements"),
+                            InstanceMethod<&NftablesHandle::ElementsStart>("elementsStart"),
+                            InstanceMethod<&NftablesHandle::ElementsNext>("elementsNext"),
+                            InstanceMethod<&NftablesHandle::GetSet>("getSet"),
+                            InstanceMethod<&NftablesHandle::GetElement>("getElement"),
+                        });
   }
 
   // new NftablesHandle(netnsFd, timeoutMs, exchange?)
-  explicit NftablesHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NftablesHandle>(info) {
-    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
-    std::unique_ptr<nl::Transport> transport = nl::TransportFromArgs(info, NETLINK_NETFILTER);
-    // Only the kernel sizes dump datagrams by what recvmsg offered before (Session::GetGen).
+  explicit NftablesHandle(const Napi::CallbackInfo& info) : SessionHandle(info, NETLINK_NETFILTER) {}
+
+  // Only the kernel sizes dump datagrams by what recvmsg offered before (Session::GetGen).
+  static SessionPtr NewSession(std::unique_ptr<nl::Transport> transport, int timeoutMs) {
     bool primeDumps = transport && !transport->NeedsJsThread();
-    session_ = std::make_shared<Session>(std::move(transport), timeoutMs, primeDumps);
+    return std::make_shared<Session>(std::move(transport), timeoutMs, primeDumps);
   }
 
  private:
-  SessionPtr Live(Napi::Env env) {
-    if (!session_) {
-      ErrorInfo err = SystemError(EBADF, "nftables");
-      err.code = "ERR_NFTABLES_CLOSED";
-      err.message = "nftables handle is closed";
-      ThrowError(env, err);
-    }
-    return session_;
-  }
-
-  template <typename B>
-  Napi::Value Start(const Napi::CallbackInfo& info, std::unique_ptr<B> b, const char* name) {
-    b->session = Live(info.Env());
-    return RunBaton(info.Env(), std::move(b), false, name);
-  }
-
   // run(ops, genId?): genId a generation read before, which the batch then carries.
   Napi::Value Run(const Napi::CallbackInfo& info) {
-    auto b = std::make_unique<RunBatonT>();
+    auto b = std::make_unique<BatchBaton>();
     if (info.Length() > 1 && info[1].IsNumber()) b->genId = info[1].As<Napi::Number>().Uint32Value();
     Napi::Array ops = info[0].As<Napi::Array>();
     b->ops.reserve(ops.Length());
-    Props props(info.Env());
+    JsReader props(info.Env());
     for (uint32_t i = 0; i < ops.Length(); i++) b->ops.push_back(OpFrom(props, ops.Get(i).As<Napi::Object>()));
     return Start(info, std::move(b), "podnet:nftablesRun");
   }
@@ -544,32 +491,16 @@ class NftablesHandle : public Napi::ObjectWrap<NftablesHandle> {
     b->family = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
     b->table = info[1].As<Napi::String>();
     b->set = info[2].As<Napi::String>();
-    b->key = ByteVec(info[3]);
+    b->key = BytesOf(info[3]);
     return Start(info, std::move(b), "podnet:nftablesGetElement");
   }
-
-  Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
-    SessionPtr s = Live(info.Env());
-    std::unique_lock<std::mutex> lock;
-    ErrorInfo err = s->Lock(&lock);
-    if (err.failed()) ThrowError(info.Env(), err);
-    s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
-    return info.Env().Undefined();
-  }
-
-  Napi::Value Close(const Napi::CallbackInfo& info) {
-    session_.reset();
-    return info.Env().Undefined();
-  }
-
-  SessionPtr session_;
 };
 
 // nftExprsSize(exprs): the bytes a rule's expressions take encoded, their NFTA_RULE_EXPRESSIONS attribute whole (past
 // 0xffff its 16-bit length cannot say it), or -1 when the codec refuses an expression for another reason (the
 // commit then says why). Counts what is encoded instead of a bound per expression.
-Napi::Value ExprsEncodedSize(const Napi::CallbackInfo& info) {
-  Props p(info.Env());
+static Napi::Value ExprsEncodedSize(const Napi::CallbackInfo& info) {
+  JsReader p(info.Env());
   Napi::Array a = info[0].As<Napi::Array>();
   std::vector<nft::Expr> exprs;
   exprs.reserve(a.Length());
@@ -580,8 +511,6 @@ Napi::Value ExprsEncodedSize(const Napi::CallbackInfo& info) {
   if (!ok && w.size() <= 0xffff) return Napi::Number::New(info.Env(), -1);
   return Napi::Number::New(info.Env(), static_cast<double>(w.size()));
 }
-
-}  // namespace
 
 void RegisterNftables(Napi::Env env, Napi::Object exports) {
   exports.Set("NftablesHandle", NftablesHandle::Define(env));
@@ -596,7 +525,7 @@ void RegisterNftables(Napi::Env env, Napi::Object exports) {
                                     {"commentMax", static_cast<uint32_t>(nft::kCommentMax)},
                                     {"typeIpv4Addr", static_cast<uint32_t>(nft::kTypeIpv4Addr)},
                                     {"typeIpv6Addr", static_cast<uint32_t>(nft::kTypeIpv6Addr)},
-                                    {"dumpAttempts", nft::kDumpAttempts},
+                                    {"dumpAttempts", nl::kDumpAttempts},
                                     {"batchMax", static_cast<uint32_t>(nft::kBatchMax)}}));
 }
 

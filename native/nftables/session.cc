@@ -194,7 +194,6 @@ ErrorInfo Session::Run(const std::vector<Op>& ops, uint32_t genId) {
   });
   guard_->Disarm();
   if (err.failed()) return err;
-  received_ = true;
   if (kerr == 0) return ErrorInfo{};
   ErrorInfo info = KernelError(kerr, "run");
   if (failed > 0) {
@@ -221,22 +220,17 @@ ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t s
                            const std::function<void()>& reset) {
   ErrorInfo primed = PrimeDumps();
   if (primed.failed()) return primed;
-  auto attempt = [&]() -> ErrorInfo {
-    w_.Clear();
-    uint32_t seq = engine_.ReserveSeq(1);
-    encode(seq);
-    int kerr = 0;
-    ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, [&](const uint8_t* p, size_t n) -> ErrorInfo {
-      const char* why = "";
-      if (!onMessage(engine_.message_type(), p, n, &why)) return Malformed(what, why);
-      return ErrorInfo{};
-    });
-    if (err.failed()) return err;
-    received_ = true;
-    if (kerr != 0) return KernelError(kerr, what);
-    return ErrorInfo{};
-  };
-  return nl::DumpWhole(engine_, kDumpAttempts, std::string("nf_tables dump of ") + what, reset, attempt);
+  int kerr = 0;
+  ErrorInfo err = engine_.DumpWhole(
+      w_, std::string("nf_tables dump of ") + what, encode, reset, &kerr,
+      [&](const uint8_t* p, size_t n) -> ErrorInfo {
+        const char* why = "";
+        if (!onMessage(engine_.message_type(), p, n, &why)) return Malformed(what, why);
+        return ErrorInfo{};
+      });
+  if (err.failed()) return err;
+  if (kerr != 0) return KernelError(kerr, what);
+  return ErrorInfo{};
 }
 
 // A dump's messages of the expected type decoded, others kept raw.
@@ -323,7 +317,6 @@ ErrorInfo Session::NextElements(uint32_t maxElements, std::vector<Element>* out,
         cursorSeq_ = 0;
         return err;
       }
-      received_ = true;
       if (kerr != 0) {
         cursorSeq_ = 0;
         return KernelError(kerr, "elements");
@@ -356,7 +349,6 @@ ErrorInfo Session::GetOne(const char* what, const char* op, uint16_t type, const
       });
   *found = false;
   if (err.failed()) return err;
-  received_ = true;
   if (kerr == ENOENT && !got.empty()) return Malformed(what, "ENOENT after the answer");
   if (kerr == ENOENT) return ErrorInfo{};
   if (kerr != 0) return KernelError(kerr, op);
@@ -384,7 +376,7 @@ ErrorInfo Session::GetGen(uint32_t* genId) {
 }
 
 ErrorInfo Session::PrimeDumps() {
-  if (!primeDumps_ || received_) return ErrorInfo{};
+  if (!primeDumps_ || engine_.answered()) return ErrorInfo{};
   uint32_t genId = 0;
   return GetGen(&genId);
 }

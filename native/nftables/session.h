@@ -18,9 +18,6 @@
 
 namespace podnet::nft {
 
-// How often a dump flagged NLM_F_DUMP_INTR is taken again before EAGAIN.
-constexpr int kDumpAttempts = 5;
-
 // The largest batch one sendmsg carries: netlink_sendmsg refuses a datagram
 // longer than the socket's sk_sndbuf - 32 with EMSGSIZE, and sk_sndbuf is
 // twice what SO_SNDBUF(FORCE) asked for: 2 * 8 MiB (socket_transport.cc).
@@ -96,7 +93,6 @@ class Session {
   class BatchGuard;
   std::mutex mu_;
   const bool primeDumps_;
-  bool received_ = false;  // a recvmsg of this session has returned data
   uint32_t cursorSeq_ = 0;  // the seq of the element dump StartElements sent (0: none)
   BatchGuard* guard_;  // owned by engine_ (it wraps the transport)
   nl::Engine engine_;

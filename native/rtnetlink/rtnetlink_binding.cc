@@ -16,7 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "netlink/js_transport.h"
+#include "netlink/js_reader.h"
+#include "netlink/session_handle.h"
 #include "rtnetlink/session.h"
 #include "util/constants_object.h"
 #include "util/js_error.h"
@@ -25,10 +26,9 @@
 namespace podnet {
 
 using rt::Session;
-using SessionPtr = std::shared_ptr<Session>;
 
 template <typename Derived>
-using Baton = SessionBaton<Derived, Session>;
+using RtnetlinkBaton = SessionBaton<Derived, Session>;
 
 // Lowercase hex of bytes, sep between them when it is not NUL.
 static std::string Hex(const std::vector<uint8_t>& a, char sep) {
@@ -144,13 +144,13 @@ static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items) {
   return out;
 }
 
-struct LinksBaton : Baton<LinksBaton> {
+struct LinksBaton : RtnetlinkBaton<LinksBaton> {
   std::vector<rt::Link> links;
   void Locked() { error = session->Links(&links); }
   Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Link, LinkObject>(env, links); }
 };
 
-struct LinkBaton : Baton<LinkBaton> {
+struct LinkBaton : RtnetlinkBaton<LinkBaton> {
   uint32_t index = 0;
   std::string name;
   rt::Link link;
@@ -158,148 +158,106 @@ struct LinkBaton : Baton<LinkBaton> {
   Napi::Value Result(Napi::Env env) { return LinkObject(env, link); }
 };
 
-struct AddressesBaton : Baton<AddressesBaton> {
+struct AddressesBaton : RtnetlinkBaton<AddressesBaton> {
   uint8_t family = 0;
   std::vector<rt::Address> addresses;
   void Locked() { error = session->Addresses(family, &addresses); }
   Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Address, AddressObject>(env, addresses); }
 };
 
-struct RoutesBaton : Baton<RoutesBaton> {
+struct RoutesBaton : RtnetlinkBaton<RoutesBaton> {
   uint8_t family = 0;
   std::vector<rt::Route> routes;
   void Locked() { error = session->Routes(family, &routes); }
   Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Route, RouteObject>(env, routes); }
 };
 
-struct RulesBaton : Baton<RulesBaton> {
+// The routing policy rules (ip rule), not nf_tables rules.
+struct RoutingRulesBaton : RtnetlinkBaton<RoutingRulesBaton> {
   uint8_t family = 0;
   std::vector<rt::Rule> rules;
   void Locked() { error = session->Rules(family, &rules); }
   Napi::Value Result(Napi::Env env) { return ObjectArray<rt::Rule, RuleObject>(env, rules); }
 };
 
-struct ChangeRouteBaton : Baton<ChangeRouteBaton> {
+struct ChangeRouteBaton : RtnetlinkBaton<ChangeRouteBaton> {
   uint16_t type = 0, flags = 0;
   rt::Route route;
   void Locked() { error = session->ChangeRoute(type, flags, route); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
-struct ChangeRuleBaton : Baton<ChangeRuleBaton> {
+struct ChangeRuleBaton : RtnetlinkBaton<ChangeRuleBaton> {
   uint16_t type = 0, flags = 0;
   rt::Rule rule;
   void Locked() { error = session->ChangeRule(type, flags, rule); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
-// Readers for the plain objects lib/rtnetlink passes in (already validated there).
-static uint32_t U32(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Uint32Value() : 0;
-}
-
-static bool OptU32(const Napi::Object& o, const char* key, uint32_t* out) {
-  Napi::Value v = o.Get(key);
-  if (!v.IsNumber()) return false;
-  *out = v.As<Napi::Number>().Uint32Value();
-  return true;
-}
-
-static std::vector<uint8_t> Bytes(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  if (!v.IsTypedArray()) return {};
-  Napi::Uint8Array a = v.As<Napi::Uint8Array>();
-  return std::vector<uint8_t>(a.Data(), a.Data() + a.ByteLength());
-}
-
-static std::string Str(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
-}
-
-static rt::Route RouteFrom(const Napi::Object& o) {
+// The plain objects lib/rtnetlink passes in (validated there).
+static rt::Route RouteFrom(JsReader& in, const Napi::Object& o) {
   rt::Route r;
-  r.family = static_cast<uint8_t>(U32(o, "family"));
-  r.dstLength = static_cast<uint8_t>(U32(o, "dstLength"));
-  r.srcLength = static_cast<uint8_t>(U32(o, "srcLength"));
-  r.tos = static_cast<uint8_t>(U32(o, "tos"));
-  r.table = U32(o, "table");
-  r.protocol = static_cast<uint8_t>(U32(o, "protocol"));
-  r.scope = static_cast<uint8_t>(U32(o, "scope"));
-  r.type = static_cast<uint8_t>(U32(o, "type"));
-  r.flags = U32(o, "flags");
-  r.dst = Bytes(o, "dst");
-  r.src = Bytes(o, "src");
-  r.gateway = Bytes(o, "gateway");
-  r.prefsrc = Bytes(o, "prefsrc");
-  r.hasOif = OptU32(o, "oif", &r.oif);
-  r.hasPriority = OptU32(o, "priority", &r.priority);
+  r.family = static_cast<uint8_t>(in.U32(o, "family"));
+  r.dstLength = static_cast<uint8_t>(in.U32(o, "dstLength"));
+  r.srcLength = static_cast<uint8_t>(in.U32(o, "srcLength"));
+  r.tos = static_cast<uint8_t>(in.U32(o, "tos"));
+  r.table = in.U32(o, "table");
+  r.protocol = static_cast<uint8_t>(in.U32(o, "protocol"));
+  r.scope = static_cast<uint8_t>(in.U32(o, "scope"));
+  r.type = static_cast<uint8_t>(in.U32(o, "type"));
+  r.flags = in.U32(o, "flags");
+  r.dst = in.Bytes(o, "dst");
+  r.src = in.Bytes(o, "src");
+  r.gateway = in.Bytes(o, "gateway");
+  r.prefsrc = in.Bytes(o, "prefsrc");
+  r.hasOif = in.OptU32(o, "oif", &r.oif);
+  r.hasPriority = in.OptU32(o, "priority", &r.priority);
   return r;
 }
 
-static rt::Rule RuleFrom(const Napi::Object& o) {
+static rt::Rule RuleFrom(JsReader& in, const Napi::Object& o) {
   rt::Rule r;
-  r.family = static_cast<uint8_t>(U32(o, "family"));
-  r.dstLength = static_cast<uint8_t>(U32(o, "dstLength"));
-  r.srcLength = static_cast<uint8_t>(U32(o, "srcLength"));
-  r.tos = static_cast<uint8_t>(U32(o, "tos"));
-  r.action = static_cast<uint8_t>(U32(o, "action"));
-  r.flags = U32(o, "flags");
-  r.table = U32(o, "table");
-  r.hasPriority = OptU32(o, "priority", &r.priority);
-  r.hasMark = OptU32(o, "mark", &r.mark);
-  r.hasMask = OptU32(o, "mask", &r.mask);
-  r.hasGoto = OptU32(o, "goto", &r.gotoTarget);
-  r.protocol = static_cast<uint8_t>(U32(o, "protocol"));
-  r.src = Bytes(o, "src");
-  r.dst = Bytes(o, "dst");
-  r.iifname = Str(o, "iifname");
-  r.oifname = Str(o, "oifname");
+  r.family = static_cast<uint8_t>(in.U32(o, "family"));
+  r.dstLength = static_cast<uint8_t>(in.U32(o, "dstLength"));
+  r.srcLength = static_cast<uint8_t>(in.U32(o, "srcLength"));
+  r.tos = static_cast<uint8_t>(in.U32(o, "tos"));
+  r.action = static_cast<uint8_t>(in.U32(o, "action"));
+  r.flags = in.U32(o, "flags");
+  r.table = in.U32(o, "table");
+  r.hasPriority = in.OptU32(o, "priority", &r.priority);
+  r.hasMark = in.OptU32(o, "mark", &r.mark);
+  r.hasMask = in.OptU32(o, "mask", &r.mask);
+  r.hasGoto = in.OptU32(o, "goto", &r.gotoTarget);
+  r.protocol = static_cast<uint8_t>(in.U32(o, "protocol"));
+  r.src = in.Bytes(o, "src");
+  r.dst = in.Bytes(o, "dst");
+  r.iifname = in.Str(o, "iifname");
+  r.oifname = in.Str(o, "oifname");
   return r;
 }
 
-class RtnetlinkHandle : public Napi::ObjectWrap<RtnetlinkHandle> {
+class RtnetlinkHandle : public nl::SessionHandle<RtnetlinkHandle, Session> {
  public:
+  static constexpr const char* kWhat = "rtnetlink";
+  static constexpr const char* kClosedCode = "ERR_RTNETLINK_CLOSED";
+
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "RtnetlinkHandle",
-                       {
-                           InstanceMethod<&RtnetlinkHandle::Links>("links"),
-                           InstanceMethod<&RtnetlinkHandle::Link>("link"),
-                           InstanceMethod<&RtnetlinkHandle::Addresses>("addresses"),
-                           InstanceMethod<&RtnetlinkHandle::Routes>("routes"),
-                           InstanceMethod<&RtnetlinkHandle::Rules>("rules"),
-                           InstanceMethod<&RtnetlinkHandle::ChangeRoute>("changeRoute"),
-                           InstanceMethod<&RtnetlinkHandle::ChangeRule>("changeRule"),
-                           InstanceMethod<&RtnetlinkHandle::SetTimeout>("setTimeout"),
-                           InstanceMethod<&RtnetlinkHandle::Close>("close"),
-                       });
+    return DefineHandle(env, "RtnetlinkHandle",
+                        {
+                            InstanceMethod<&RtnetlinkHandle::Links>("links"),
+                            InstanceMethod<&RtnetlinkHandle::Link>("link"),
+                            InstanceMethod<&RtnetlinkHandle::Addresses>("addresses"),
+                            InstanceMethod<&RtnetlinkHandle::Routes>("routes"),
+                            InstanceMethod<&RtnetlinkHandle::Rules>("rules"),
+                            InstanceMethod<&RtnetlinkHandle::ChangeRoute>("changeRoute"),
+                            InstanceMethod<&RtnetlinkHandle::ChangeRule>("changeRule"),
+                        });
   }
 
   // new RtnetlinkHandle(netnsFd, timeoutMs, exchange?)
-  explicit RtnetlinkHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RtnetlinkHandle>(info) {
-    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
-    session_ = std::make_shared<Session>(nl::TransportFromArgs(info, NETLINK_ROUTE), timeoutMs);
-  }
+  explicit RtnetlinkHandle(const Napi::CallbackInfo& info) : SessionHandle(info, NETLINK_ROUTE) {}
 
  private:
-  // A copy: a JS peer's exchange() may close the handle during the operation.
-  SessionPtr Live(Napi::Env env) {
-    if (!session_) {
-      ErrorInfo err = SystemError(EBADF, "rtnetlink");
-      err.code = "ERR_RTNETLINK_CLOSED";
-      err.message = "rtnetlink handle is closed";
-      ThrowError(env, err);
-    }
-    return session_;
-  }
-
-  template <typename B>
-  Napi::Value Start(const Napi::CallbackInfo& info, std::unique_ptr<B> b, const char* name) {
-    b->session = Live(info.Env());
-    return RunBaton(info.Env(), std::move(b), false, name);
-  }
-
   Napi::Value Links(const Napi::CallbackInfo& info) {
     return Start(info, std::make_unique<LinksBaton>(), "podnet:rtnetlinkLinks");
   }
@@ -323,41 +281,32 @@ class RtnetlinkHandle : public Napi::ObjectWrap<RtnetlinkHandle> {
     return FamilyDump<AddressesBaton>(info, "podnet:rtnetlinkAddresses");
   }
   Napi::Value Routes(const Napi::CallbackInfo& info) { return FamilyDump<RoutesBaton>(info, "podnet:rtnetlinkRoutes"); }
-  Napi::Value Rules(const Napi::CallbackInfo& info) { return FamilyDump<RulesBaton>(info, "podnet:rtnetlinkRules"); }
+  Napi::Value Rules(const Napi::CallbackInfo& info) {
+    return FamilyDump<RoutingRulesBaton>(info, "podnet:rtnetlinkRules");
+  }
 
   // changeRoute(type, flags, route) / changeRule(type, flags, rule)
-  Napi::Value ChangeRoute(const Napi::CallbackInfo& info) {
-    auto b = std::make_unique<ChangeRouteBaton>();
+  template <typename B, typename Read>
+  Napi::Value Change(const Napi::CallbackInfo& info, Read read, const char* name) {
+    auto b = std::make_unique<B>();
     b->type = static_cast<uint16_t>(info[0].As<Napi::Number>().Uint32Value());
     b->flags = static_cast<uint16_t>(info[1].As<Napi::Number>().Uint32Value());
-    b->route = RouteFrom(info[2].As<Napi::Object>());
-    return Start(info, std::move(b), "podnet:rtnetlinkChangeRoute");
+    JsReader in(info.Env());
+    read(*b, in, info[2].As<Napi::Object>());
+    return Start(info, std::move(b), name);
+  }
+
+  Napi::Value ChangeRoute(const Napi::CallbackInfo& info) {
+    return Change<ChangeRouteBaton>(
+        info, [](ChangeRouteBaton& b, JsReader& in, const Napi::Object& o) { b.route = RouteFrom(in, o); },
+        "podnet:rtnetlinkChangeRoute");
   }
 
   Napi::Value ChangeRule(const Napi::CallbackInfo& info) {
-    auto b = std::make_unique<ChangeRuleBaton>();
-    b->type = static_cast<uint16_t>(info[0].As<Napi::Number>().Uint32Value());
-    b->flags = static_cast<uint16_t>(info[1].As<Napi::Number>().Uint32Value());
-    b->rule = RuleFrom(info[2].As<Napi::Object>());
-    return Start(info, std::move(b), "podnet:rtnetlinkChangeRule");
+    return Change<ChangeRuleBaton>(
+        info, [](ChangeRuleBaton& b, JsReader& in, const Napi::Object& o) { b.rule = RuleFrom(in, o); },
+        "podnet:rtnetlinkChangeRule");
   }
-
-  Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
-    SessionPtr s = Live(info.Env());
-    std::unique_lock<std::mutex> lock;
-    ErrorInfo err = s->Lock(&lock);
-    if (err.failed()) ThrowError(info.Env(), err);
-    s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
-    return info.Env().Undefined();
-  }
-
-  // Pending async work keeps its own reference; the socket closes when it ends.
-  Napi::Value Close(const Napi::CallbackInfo& info) {
-    session_.reset();
-    return info.Env().Undefined();
-  }
-
-  SessionPtr session_;
 };
 
 void RegisterRtnetlink(Napi::Env env, Napi::Object exports) {
@@ -366,7 +315,7 @@ void RegisterRtnetlink(Napi::Env env, Napi::Object exports) {
               ConstantsObject(env, {{"newRoute", RTM_NEWROUTE}, {"delRoute", RTM_DELROUTE},
                                     {"newRule", RTM_NEWRULE}, {"delRule", RTM_DELRULE},
                                     {"create", NLM_F_CREATE}, {"excl", NLM_F_EXCL}, {"replace", NLM_F_REPLACE},
-                                    {"dumpAttempts", rt::kDumpAttempts}}));
+                                    {"dumpAttempts", nl::kDumpAttempts}}));
 }
 
 }  // namespace podnet

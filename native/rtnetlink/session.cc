@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "netlink/dump_result.h"
 #include "netlink/session_lock.h"
 #include "rtnetlink/codec.h"
 
@@ -43,17 +42,13 @@ ErrorInfo Session::DumpAll(uint16_t type, uint16_t replyType, uint8_t family, co
     out->push_back(std::move(obj));
     return ErrorInfo{};
   };
-  auto attempt = [&]() -> ErrorInfo {
-    w_.Clear();
-    uint32_t seq = engine_.ReserveSeq(1);
-    EncodeDump(w_, type, seq, family);
-    int kerr = 0;
-    ErrorInfo err = engine_.Dump(w_.data(), w_.size(), seq, &kerr, onMessage);
-    if (err.failed()) return err;
-    if (kerr != 0) return KernelError(kerr, what, "");
-    return ErrorInfo{};
-  };
-  return nl::DumpWhole(engine_, kDumpAttempts, std::string("rtnetlink dump of ") + what, [&] { out->clear(); }, attempt);
+  int kerr = 0;
+  ErrorInfo err = engine_.DumpWhole(
+      w_, std::string("rtnetlink dump of ") + what,
+      [&](uint32_t seq) { EncodeDump(w_, type, seq, family); }, [&] { out->clear(); }, &kerr, onMessage);
+  if (err.failed()) return err;
+  if (kerr != 0) return KernelError(kerr, what, "");
+  return ErrorInfo{};
 }
 
 ErrorInfo Session::Links(std::vector<Link>* out) {

@@ -17,11 +17,6 @@
 
 namespace podnet::rt {
 
-// How often a dump flagged NLM_F_DUMP_INTR is taken again before the caller
-// gets EAGAIN: a table that changes during every one of them is being
-// rewritten faster than it can be read.
-constexpr int kDumpAttempts = 5;
-
 class Session {
  public:
   Session(std::unique_ptr<nl::Transport> transport, int timeoutMs) : engine_(std::move(transport), timeoutMs) {}

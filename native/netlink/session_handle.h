@@ -1,0 +1,108 @@
+// The JS handle class every netlink protocol binding derives from
+// (IpsetHandle, RtnetlinkHandle, NftablesHandle): it owns one protocol
+// session, opened on a JS peer or on a socket as the constructor's arguments
+// choose, hands a live copy of it to each operation's baton, and gives every
+// handle the same setTimeout() and close().
+#pragma once
+
+#include <errno.h>
+#include <napi.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "netlink/js_transport.h"
+#include "util/js_error.h"
+#include "util/run_baton.h"
+
+namespace podnet::nl {
+
+// SessionSlot is where a handle keeps its session: shared with whatever else
+// the handle hands out (ipset's sync channels), so that close() empties it for
+// them too.
+template <typename SessionT>
+struct SessionSlot {
+  std::shared_ptr<SessionT> session;
+
+  // Live returns a copy, never a reference into the slot: a JS peer's
+  // exchange() runs inside the operation and may close the handle, which
+  // empties the slot. Throws `closedCode` (errno EBADF) when the handle is
+  // closed.
+  std::shared_ptr<SessionT> Live(Napi::Env env, const char* what, const char* closedCode) const {
+    if (!session) {
+      ErrorInfo err = SystemError(EBADF, what);
+      err.code = closedCode;
+      err.message = std::string(what) + " handle is closed";
+      ThrowError(env, err);
+    }
+    return session;
+  }
+};
+
+// SessionHandle is the base of a protocol's handle class Derived, which
+// names its protocol in kWhat ("ipset") and its closed error in kClosedCode
+// ("ERR_IPSET_CLOSED"). JS constructs it as new XHandle(netnsFd, timeoutMs,
+// exchange?, receiveBufferBytes?) (nl::TransportFromArgs). Derived may
+// declare its own static NewSession(transport, timeoutMs) when its session
+// takes more than those two.
+template <typename Derived, typename SessionT>
+class SessionHandle : public Napi::ObjectWrap<Derived> {
+ public:
+  using SessionPtr = std::shared_ptr<SessionT>;
+  using Method = Napi::ClassPropertyDescriptor<Derived>;
+
+  static SessionPtr NewSession(std::unique_ptr<Transport> transport, int timeoutMs) {
+    return std::make_shared<SessionT>(std::move(transport), timeoutMs);
+  }
+
+ protected:
+  SessionHandle(const Napi::CallbackInfo& info, int protocol) : Napi::ObjectWrap<Derived>(info) {
+    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
+    slot_->session = Derived::NewSession(TransportFromArgs(info, protocol), timeoutMs);
+  }
+
+  // DefineHandle defines the JS class: the protocol's own methods, then
+  // setTimeout(ms) and close().
+  static Napi::Function DefineHandle(Napi::Env env, const char* name, std::vector<Method> methods) {
+    using Callback = Napi::Value (Derived::*)(const Napi::CallbackInfo&);
+    methods.push_back(Napi::ObjectWrap<Derived>::InstanceMethod(
+        "setTimeout", static_cast<Callback>(&SessionHandle::SetTimeout)));
+    methods.push_back(Napi::ObjectWrap<Derived>::InstanceMethod("close", static_cast<Callback>(&SessionHandle::Close)));
+    return Napi::ObjectWrap<Derived>::DefineClass(env, name, methods);
+  }
+
+  SessionPtr Live(Napi::Env env) const { return slot_->Live(env, Derived::kWhat, Derived::kClosedCode); }
+
+  // Start gives the baton the live session and runs it (util/run_baton.h):
+  // sync returns its value, else a promise; name is the async resource's.
+  template <typename Baton>
+  Napi::Value Start(const Napi::CallbackInfo& info, std::unique_ptr<Baton> baton, const char* name,
+                    bool sync = false) {
+    baton->session = Live(info.Env());
+    return RunBaton(info.Env(), std::move(baton), sync, name);
+  }
+
+  std::shared_ptr<SessionSlot<SessionT>> slot_ = std::make_shared<SessionSlot<SessionT>>();
+
+ private:
+  // setTimeout(ms): the deadline per silence of every later operation; waits for the one under way.
+  Napi::Value SetTimeout(const Napi::CallbackInfo& info) {
+    SessionPtr s = Live(info.Env());
+    std::unique_lock<std::mutex> lock;
+    ErrorInfo err = s->Lock(&lock);
+    if (err.failed()) ThrowError(info.Env(), err);
+    s->engine().set_timeout(info[0].As<Napi::Number>().Int32Value());
+    return info.Env().Undefined();
+  }
+
+  // close(): pending async work keeps its own reference; the socket closes when the last of it ends.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    slot_->session.reset();
+    return info.Env().Undefined();
+  }
+};
+
+}  // namespace podnet::nl
