@@ -230,7 +230,7 @@ export class Rtnetlink implements Disposable {
           operation,
           object,
           netns: this.#netns?.path,
-        });
+        }, { cause: err });
       }
       throw err;
     }
