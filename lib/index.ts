@@ -18,7 +18,7 @@ export {
   type SystemErrorContext,
   type ProcessErrorContext,
 } from './errors.js';
-export { IpsetError, type IpsetErrorContext } from './errors.js';
+export { KernelError, IpsetError, type KernelErrorContext, type IpsetErrorContext } from './errors.js';
 export { Ipset, type IpsetOpenOptions } from './ipset/client.js';
 export type {
   IpsetType,

@@ -2,11 +2,15 @@ import { describe, expect, it } from 'vitest';
 
 import {
   InvalidArgumentError,
+  IpsetError,
+  KernelError,
+  NftablesError,
   PodnetError,
   PodnetSystemError,
   errorFromNative,
   isAlreadyExists,
   isNotFound,
+  RtnetlinkError,
   registerNativeErrorKind,
   withCallerStack,
 } from '../lib/errors.js';
@@ -46,6 +50,23 @@ describe('errors', () => {
   ])('predicates on %j', (err, notFound, exists) => {
     expect(isNotFound(err)).toBe(notFound);
     expect(isAlreadyExists(err)).toBe(exists);
+  });
+
+  const cause = new Error('inner');
+  it.each([
+    ['IpsetError', new IpsetError('m', 'IPSET_ERR_EXIST', -4103, { operation: 'add', set: 's', entry: { ip: '10.0.0.1' }, netns: '/n' }, 'IPSET_ERR_EXIST', { cause }), { ip: '10.0.0.1' }, 'add'],
+    ['RtnetlinkError', new RtnetlinkError('m', 'EEXIST', -17, { operation: 'addRoute', object: { table: 100 }, netns: '/n' }, { cause }), { table: 100 }, 'addRoute'],
+    ['NftablesError', new NftablesError('m', 'EEXIST', -17, { operation: 'run', object: { op: 'addTable' }, netns: '/n' }, { cause }), { op: 'addTable' }, 'run'],
+  ])('%s is a KernelError with the one context shape and its cause', (name, err, object, operation) => {
+    expect(err).toBeInstanceOf(KernelError);
+    expect(err).toMatchObject({ name, syscall: 'sendmsg', operation, object, netns: '/n' });
+    expect(err.cause).toBe(cause);
+  });
+
+  it("keeps IpsetError's and PodnetSystemError's command as an alias of operation", () => {
+    expect(new IpsetError('m', 'ENOENT', -2, { command: 'del', set: 's' })).toMatchObject({ operation: 'del', command: 'del', set: 's' });
+    expect(new PodnetSystemError('m', 'ETIMEDOUT', -110, { command: 'add' })).toMatchObject({ operation: 'add', command: 'add' });
+    expect(errorFromNative({ kind: 'system', message: 'm', code: 'ETIMEDOUT', errno: -110, command: 'list' })).toMatchObject({ operation: 'list', command: 'list' });
   });
 
   it('native code throws the TypeScript classes', () => {

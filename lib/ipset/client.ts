@@ -8,9 +8,8 @@
  */
 import { IpsetError, PodnetError } from '../errors.js';
 import { native, type RawIpsetHandle } from '../native.js';
-import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
-import type { NetlinkPeer } from '../netlink/peer.js';
-import type { Netns, NetnsLike } from '../netns.js';
+import { checkNetlinkOpenOptions, type NetlinkOpenOptions } from '../netlink/open-options.js';
+import type { Netns } from '../netns.js';
 import { checkInteger, checkOptions, invalidType } from '../validate.js';
 import { sendJob, sendSync } from './adt-send.js';
 import { type BatchRequest, BatchWriters, sendArray } from './batch.js';
@@ -27,14 +26,8 @@ import type { IpsetBatchResult, IpsetCreateOptions, IpsetEntry, IpsetHeader, Ips
 
 const cmd = native.ipsetCommands;
 
-/** IpsetOpenOptions configure Ipset.open; every field is optional. */
-export interface IpsetOpenOptions {
-  /** The namespace to work in (a handle or a path); default: the current one. */
-  netns?: NetnsLike;
-  /** Talk to this peer (FakeNetlink) instead of the kernel. */
-  netlink?: NetlinkPeer;
-  /** Deadline for each kernel answer, milliseconds (default 5000). */
-  timeoutMs?: number;
+/** IpsetOpenOptions configure Ipset.open: the netlink options every client takes, and the receive buffer. */
+export interface IpsetOpenOptions extends NetlinkOpenOptions {
   /**
    * SO_RCVBUF of the client's kernel sockets, bytes (1..2^30; the kernel doubles it, caps it at net.core.rmem_max and
    * floors it at its minimum, about 2.3 KiB). Default: 8 MiB (SO_RCVBUFFORCE), room for the ACKs of the largest
@@ -49,10 +42,10 @@ export interface IpsetOpenOptions {
  * Ipset is a client for the kernel's ipset subsystem in one network namespace. Operations run in call order. A
  * kernel refusal rejects with IpsetError (the kernel's code read by the operation, such as `IPSET_ERR_EXIST` for an
  * add of a present entry, `IPSET_ERR_ENTRY_MISSING` for a del of an absent one, or `ENOENT` for a missing set, with
- * the command, set and entry); a kernel or peer that does not answer within timeoutMs rejects with
+ * the operation, set and entry); a kernel or peer that does not answer within timeoutMs rejects with
  * PodnetSystemError `ETIMEDOUT` (the request may still have been applied: read the state to know); calls made
- * after close() fail with PodnetError `ERR_IPSET_CLOSED`, while those made before it finish. Bad arguments are refused with InvalidArgumentError
- * (`ERR_INVALID_ARG_TYPE` / `ERR_INVALID_ARG_VALUE`) before anything is sent.
+ * after close() fail with PodnetError `ERR_IPSET_CLOSED`, while those made before it finish. Bad arguments are
+ * refused with InvalidArgumentError (`ERR_INVALID_ARG_TYPE` / `ERR_INVALID_ARG_VALUE`) before anything is sent.
  */
 export class Ipset implements Disposable {
   readonly #session: IpsetSession;
@@ -312,9 +305,9 @@ export class Ipset implements Disposable {
   }
 
   /**
-   * close refuses new operations at once (they reject, and *Sync calls throw, with `ERR_IPSET_CLOSED`) and releases
-   * the sockets and the namespace handle when the operations called before it have finished; idempotent. A stream
-   * from entries() whose iteration has begun runs on its own socket to its end.
+   * close is NetlinkClient.close (lib/netlink/client.ts), with `ERR_IPSET_CLOSED`: new calls are refused at once,
+   * calls made before it finish, and the sockets and the namespace handle are released once those settled; a
+   * stream from entries() whose iteration has begun runs on its own socket to its end. Idempotent.
    */
   close(): void {
     if (this.#session.closed) return;

@@ -17,9 +17,10 @@ function describeEntry(entry: unknown): string {
 const IPSET_ERR_EXIST = 4103;
 
 /**
- * ipsetError builds the error for a positive kernel error code. The kernel's IPSET_ERR_EXIST means "present" on an
- * add and "absent" on a del, so a del's is named IPSET_ERR_ENTRY_MISSING (what isNotFound answers to); `ipsetCode`
- * keeps the kernel's name either way.
+ * ipsetError builds the error for a positive kernel error code of an operation (`operation`, or the deprecated
+ * `command` its callers may still name it by). The kernel's IPSET_ERR_EXIST means "present" on an add and "absent"
+ * on a del, so a del's is named IPSET_ERR_ENTRY_MISSING (what isNotFound answers to); `ipsetCode` keeps the kernel's
+ * name either way.
  */
 export function ipsetError(error: number, context: IpsetErrorContext & { setType?: string; description?: string }): IpsetError {
   let [code, description] = ipsetErrorName(error, context.setType);
@@ -28,13 +29,14 @@ export function ipsetError(error: number, context: IpsetErrorContext & { setType
     description = context.description ?? '';
   }
   const ipsetCode = code;
-  if (error === IPSET_ERR_EXIST && context.command === 'del') {
+  const operation = context.operation ?? context.command;
+  if (error === IPSET_ERR_EXIST && operation === 'del') {
     code = 'IPSET_ERR_ENTRY_MISSING';
     description = 'element is not in the set';
-  } else if (error === IPSET_ERR_EXIST && context.command === 'add') {
+  } else if (error === IPSET_ERR_EXIST && operation === 'add') {
     description = 'element is already in the set';
   }
-  const about = `${context.command ?? 'ipset'}${context.set ? ` '${context.set}'` : ''}${describeEntry(context.entry)}`;
+  const about = `${operation ?? 'ipset'}${context.set ? ` '${context.set}'` : ''}${describeEntry(context.entry)}`;
   const message = `ipset ${about}: ${code}${description ? ` (${description})` : ''}`;
   return new IpsetError(message, code, -error, context, ipsetCode);
 }
@@ -48,7 +50,7 @@ registerNativeErrorKind('ipset', (fields) => {
   const errno = typeof fields.errno === 'number' ? -fields.errno : 0;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return ipsetError(errno, {
-    command: str(fields.command),
+    operation: str(fields.command),
     set: str(fields.set),
     setType: str(fields.settype),
     description: fields.message.replace(/^[A-Z0-9_]+: /, '').replace(/, .*$/, ''),

@@ -1,6 +1,6 @@
 /**
- * The options every netlink client's open() takes (Ipset, Rtnetlink), checked in one place: where to talk (a
- * namespace, or a NetlinkPeer instead of the kernel) and the deadline for each answer.
+ * The options every netlink client's open() takes (Ipset, Rtnetlink, Nftables), checked in one place: where to talk
+ * (a namespace, or a NetlinkPeer instead of the kernel) and the deadline for each answer.
  */
 import { Netns, type NetnsLike } from '../netns.js';
 import { checkInteger, checkOptions, invalidType, invalidValue } from '../validate.js';
@@ -8,7 +8,7 @@ import { checkInteger, checkOptions, invalidType, invalidValue } from '../valida
 const KNOWN = ['netns', 'netlink', 'timeoutMs'];
 import type { NetlinkPeer } from './peer.js';
 
-/** NetlinkOpenOptions are the fields both clients' open options share. */
+/** NetlinkOpenOptions are the fields every netlink client's open options share. */
 export interface NetlinkOpenOptions {
   /** The namespace to work in (a handle or a path); default: the current one. */
   netns?: NetnsLike;

@@ -4,9 +4,9 @@
  * one sendmsg, one kernel transaction, all or nothing. Element adds are exclusive (EEXIST on a duplicate); replacing
  * is explicit. Operations run one after another in call order.
  */
-import { NftablesError, NftablesGenerationError, PodnetError, withCallerStack } from '../errors.js';
-import { native, type RawNftSet, type RawNftablesHandle } from '../native.js';
-import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
+import { NftablesError, NftablesGenerationError, withCallerStack } from '../errors.js';
+import { native, type RawNftablesHandle } from '../native.js';
+import { NetlinkClient, openNetlink } from '../netlink/client.js';
 import type { Netns } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { addressKey } from './address-key.js';
@@ -28,11 +28,6 @@ async function tableMustExist(h: RawNftablesHandle, family: number, name: string
   throw new NftablesError(`nftables: no table '${name}'`, 'ENOENT', -2, { operation: 'tables' });
 }
 
-/** setOf is the set, asked for alone; undefined when it went since the element request before. */
-async function setOf(h: RawNftablesHandle, family: number, table: string, name: string): Promise<RawNftSet | undefined> {
-  return (await h.getSet(family, table, name)) ?? undefined;
-}
-
 /** The options of run(): only `generation`, a generation() read (1..2^32-1: the kernel hands out no 0). */
 function checkRunOptions(value: unknown): number | undefined {
   const o = checkOptions<NftRunOptions>('options', value);
@@ -51,19 +46,15 @@ function checkTable(value: unknown): { family: number; name: string } {
  * Nftables is an open nf_tables netlink session in one namespace. Close it (or `using` it) when done. Operations run
  * in call order; a kernel refusal rejects with NftablesError (the errno's name as `code`, with the operation and the
  * object), a lost or malformed answer with PodnetSystemError (`ETIMEDOUT` after timeoutMs, `EBADMSG`), and calls
- * after close() with PodnetError `ERR_NFTABLES_CLOSED`. Bad arguments reject with InvalidArgumentError before
- * anything is sent.
+ * after close() (NetlinkClient.close) with PodnetError `ERR_NFTABLES_CLOSED`. Bad arguments reject with
+ * InvalidArgumentError before anything is sent.
  */
-export class Nftables implements Disposable {
-  #handle: RawNftablesHandle | undefined;
-  readonly #netns: Netns | undefined;
+export class Nftables extends NetlinkClient<RawNftablesHandle> {
   /** Opens another handle on the same namespace or peer (a stream's own socket). */
   readonly #reopen: () => RawNftablesHandle;
-  #tail: Promise<unknown> = Promise.resolve();
 
   private constructor(handle: RawNftablesHandle, netns: Netns | undefined, reopen: () => RawNftablesHandle) {
-    this.#handle = handle;
-    this.#netns = netns;
+    super(handle, netns, 'nftables');
     this.#reopen = reopen;
   }
 
@@ -73,46 +64,13 @@ export class Nftables implements Disposable {
    * cannot be opened or entered.
    */
   static async open(options: NftablesOpenOptions = {}): Promise<Nftables> {
-    const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
-    try {
-      const reopen = peer
-        ? () => new native.NftablesHandle(-1, timeoutMs, (req) => peer.exchange(req))
-        : () => new native.NftablesHandle(netns ? netns.fd : -1, timeoutMs);
-      return new Nftables(reopen(), netns, reopen);
-    } catch (err) {
-      netns?.close();
-      throw err;
-    }
+    const { handle, netns, reopen } = openNetlink(options, native.NftablesHandle);
+    return new Nftables(handle, netns, reopen);
   }
 
-  /** netns is the namespace this client works in (undefined: the process's own, or a peer's). */
-  get netns(): Netns | undefined {
-    return this.#netns;
-  }
-
-  /** closed tells whether close() was called. */
-  get closed(): boolean {
-    return this.#handle === undefined;
-  }
-
-  #live(): RawNftablesHandle {
-    if (!this.#handle) throw new PodnetError('nftables client is closed', 'ERR_NFTABLES_CLOSED');
-    return this.#handle;
-  }
-
+  /** Runs fn in call order (NetlinkClient.serial), with what the operation was about (and opAt's op) on its errors. */
   #serial<T>(operation: string, object: unknown, fn: (h: RawNftablesHandle) => Promise<T>, opAt?: Parameters<typeof withContext>[4]): Promise<T> {
-    const caller = new Error();
-    let handle: RawNftablesHandle;
-    try {
-      handle = this.#live();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const run = this.#tail.then(() => fn(handle)).catch((err: unknown) => {
-      throw withContext(err, operation, object, this.#netns?.path, opAt);
-    });
-    this.#tail = run.catch(() => undefined);
-    return withCallerStack(run, caller);
+    return this.serial(fn, (err) => withContext(err, operation, object, this.netns?.path, opAt));
   }
 
   /** transaction starts an empty transaction for run(). */
@@ -229,7 +187,7 @@ export class Nftables implements Disposable {
     const s = checkString('set', set, K.nameMax);
     return this.#serial('elements', { table, set }, async (h) => {
       const list = await h.elements(t.family, t.name, s);
-      return toElements(list, await setOf(h, t.family, t.name, s));
+      return toElements(list, (await h.getSet(t.family, t.name, s)) ?? undefined);
     });
   }
 
@@ -249,12 +207,12 @@ export class Nftables implements Disposable {
     const o = checkOptions<{ chunk?: number }>('options', options);
     for (const k of Object.keys(o)) if (k !== 'chunk') throw invalidValue(`options.${k}`, 'none (options are chunk)', (o as Record<string, unknown>)[k]);
     const chunk = o.chunk === undefined ? ELEMENT_CHUNK : checkInteger('options.chunk', o.chunk, 1, 1 << 20);
-    this.#live();
+    this.live();
     const handle = this.#reopen();
     try {
       yield* streamElements(handle, { family: t.family, table: t.name, set: s }, chunk);
     } catch (err) {
-      throw withContext(err, 'elements', { table, set }, this.#netns?.path);
+      throw withContext(err, 'elements', { table, set }, this.netns?.path);
     }
   }
 
@@ -282,7 +240,7 @@ export class Nftables implements Disposable {
     return this.#serial('testElement', { table, set, address }, async (h) => {
       const e = await h.getElement(t.family, t.name, s, key);
       if (e === null || isRangeEnd(e)) return undefined;
-      const info = await setOf(h, t.family, t.name, s);
+      const info = (await h.getSet(t.family, t.name, s)) ?? undefined;
       if (!isIntervalSet(info)) return elementOf(e, info);
       // The kernel answers with the start of the range: the range whole comes from the listing.
       return rangeHolding(await h.elements(t.family, t.name, s), info, key);
@@ -331,25 +289,5 @@ export class Nftables implements Disposable {
    */
   async remove(ruleset: NftRuleset): Promise<void> {
     return removeRuleset(this, checkRuleset(ruleset));
-  }
-
-  /**
-   * close refuses new operations at once (they reject with `ERR_NFTABLES_CLOSED`) and releases the socket and the
-   * namespace handle when the operations queued before it have finished; idempotent.
-   */
-  close(): void {
-    const h = this.#handle;
-    if (!h) return;
-    this.#handle = undefined;
-    const netns = this.#netns;
-    void this.#tail.then(() => {
-      h.close();
-      netns?.close();
-    });
-  }
-
-  /** Symbol.dispose is close(), for `using`. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

@@ -1,5 +1,6 @@
 /** Builds NftablesError from what the addon reports, and gives kernel errors the context of the caller's call. */
-import { NftablesError, PodnetSystemError, registerNativeErrorKind } from '../errors.js';
+import { NftablesError, registerNativeErrorKind } from '../errors.js';
+import { describeObject, withSystemContext } from '../netlink/error-context.js';
 
 function num(value: unknown): number | undefined {
   if (typeof value !== 'string' || !/^\d+$/.test(value)) return undefined;
@@ -16,17 +17,6 @@ registerNativeErrorKind('nftables', (fields) => {
   });
 });
 
-/** describe renders what an operation was about for an error message. */
-export function describe(object: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(object);
-  } catch {
-    text = String(object);
-  }
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
-}
-
 /** The op of a transaction a kernel error names, for the error's message and `object`. */
 export interface FailedOp {
   index: number;
@@ -36,8 +26,9 @@ export interface FailedOp {
 }
 
 /**
- * withContext re-raises a kernel error with what it was about: an NftablesError gains the operation, the op (or the
- * listed object) and the namespace; a system error (ETIMEDOUT, EBADMSG) gains the namespace and the operation.
+ * withContext re-raises a kernel error with what it was about, the original as its `cause`: an NftablesError gains
+ * the operation, the op (or the listed object) and the namespace; a system error (ETIMEDOUT, EBADMSG) gains the
+ * namespace and the operation. Anything else passes unchanged.
  */
 export function withContext(
   err: unknown,
@@ -46,28 +37,19 @@ export function withContext(
   netns: string | undefined,
   opAt?: (nativeIndex: number) => FailedOp | undefined,
 ): unknown {
-  if (err instanceof NftablesError) {
-    const failed = err.index !== undefined && opAt ? opAt(err.index) : undefined;
-    const element = err.element === undefined ? '' : ` element ${err.element}`;
-    const about = failed
-      ? `op ${failed.index}${failed.operation ? ` ${failed.operation}` : ''}${element} ${describe(failed.object)}`
-      : object === undefined ? '' : describe(object);
-    const whole = operation === 'run' && err.index === undefined ? ' (the batch as a whole)' : '';
-    return new NftablesError(`nftables ${operation}${about ? ` ${about}` : ''}${whole}: ${err.code}`, err.code, err.errno, {
-      operation,
-      index: failed?.index,
-      op: failed?.operation,
-      object: failed ? failed.object : object,
-      element: err.element,
-      netns,
-    });
-  }
-  if (err instanceof PodnetSystemError && err.netns === undefined) {
-    return new PodnetSystemError(`${err.message} (nftables ${operation})`, err.code, err.errno, {
-      syscall: err.syscall,
-      netns,
-      command: operation,
-    }, { cause: err });
-  }
-  return err;
+  if (!(err instanceof NftablesError)) return withSystemContext(err, 'nftables', operation, netns);
+  const failed = err.index !== undefined && opAt ? opAt(err.index) : undefined;
+  const element = err.element === undefined ? '' : ` element ${err.element}`;
+  const about = failed
+    ? `op ${failed.index}${failed.operation ? ` ${failed.operation}` : ''}${element} ${describeObject(failed.object)}`
+    : object === undefined ? '' : describeObject(object);
+  const whole = operation === 'run' && err.index === undefined ? ' (the batch as a whole)' : '';
+  return new NftablesError(`nftables ${operation}${about ? ` ${about}` : ''}${whole}: ${err.code}`, err.code, err.errno, {
+    operation,
+    index: failed?.index,
+    op: failed?.operation,
+    object: failed ? failed.object : object,
+    element: err.element,
+    netns,
+  }, { cause: err });
 }

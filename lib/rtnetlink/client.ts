@@ -3,10 +3,10 @@
  * addon's route codec on the same netlink engine as ipset (no `ip` binary). Adds are exclusive: a duplicate route or
  * rule fails with EEXIST; replacing a route is explicit. Operations run one after another in call order.
  */
-import { PodnetError, RtnetlinkError, withCallerStack } from '../errors.js';
+import { RtnetlinkError } from '../errors.js';
 import { native, type RawRtnetlinkHandle } from '../native.js';
-import { checkNetlinkOpenOptions } from '../netlink/open-options.js';
-import { Netns } from '../netns.js';
+import { NetlinkClient, openNetlink } from '../netlink/client.js';
+import type { Netns } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { toAddress, toLink, toRoute, toRule } from './decode.js';
 import { withContext } from './errors.js';
@@ -29,15 +29,13 @@ function checkFlag(name: string, value: unknown): boolean {
   return value;
 }
 
-/** Rtnetlink is an open NETLINK_ROUTE session in one namespace. Close it (or `using` it) when done. */
-export class Rtnetlink implements Disposable {
-  #handle: RawRtnetlinkHandle | undefined;
-  readonly #netns: Netns | undefined;
-  #tail: Promise<unknown> = Promise.resolve();
-
+/**
+ * Rtnetlink is an open NETLINK_ROUTE session in one namespace. Close it (or `using` it) when done: close() is
+ * NetlinkClient's, with `ERR_RTNETLINK_CLOSED`.
+ */
+export class Rtnetlink extends NetlinkClient<RawRtnetlinkHandle> {
   private constructor(handle: RawRtnetlinkHandle, netns: Netns | undefined) {
-    this.#handle = handle;
-    this.#netns = netns;
+    super(handle, netns, 'rtnetlink');
   }
 
   /**
@@ -46,42 +44,13 @@ export class Rtnetlink implements Disposable {
    * when the namespace cannot be opened or entered.
    */
   static async open(options: RtnetlinkOpenOptions = {}): Promise<Rtnetlink> {
-    const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
-    try {
-      const handle = peer
-        ? new native.RtnetlinkHandle(-1, timeoutMs, (req) => peer.exchange(req))
-        : new native.RtnetlinkHandle(netns ? netns.fd : -1, timeoutMs);
-      return new Rtnetlink(handle, netns);
-    } catch (err) {
-      netns?.close();
-      throw err;
-    }
+    const { handle, netns } = openNetlink(options, native.RtnetlinkHandle);
+    return new Rtnetlink(handle, netns);
   }
 
-  /** netns is the namespace this client works in (undefined: the process's own, or a peer's). */
-  get netns(): Netns | undefined {
-    return this.#netns;
-  }
-
-  /** closed tells whether close() was called. */
-  get closed(): boolean {
-    return this.#handle === undefined;
-  }
-
-  #live(): RawRtnetlinkHandle {
-    if (!this.#handle) throw new PodnetError('rtnetlink client is closed', 'ERR_RTNETLINK_CLOSED');
-    return this.#handle;
-  }
-
-  /** Runs fn after every operation queued before it (the queue survives failures), with context on its errors. */
+  /** Runs fn in call order (NetlinkClient.serial), with what the operation was about on its errors. */
   #serial<T>(operation: string, object: unknown, fn: (h: RawRtnetlinkHandle) => Promise<T>): Promise<T> {
-    const caller = new Error();
-    const handle = this.#live();
-    const run = this.#tail.then(() => fn(handle)).catch((err: unknown) => {
-      throw withContext(err, operation, object, this.#netns?.path);
-    });
-    this.#tail = run.catch(() => undefined);
-    return withCallerStack(run, caller);
+    return this.serial(fn, (err) => withContext(err, operation, object, this.netns?.path));
   }
 
   /** links lists every link of the namespace. Throws PodnetSystemError (ETIMEDOUT, EBADMSG, ...) on failure. */
@@ -115,7 +84,7 @@ export class Rtnetlink implements Disposable {
         throw new RtnetlinkError(`rtnetlink ${operation}: no link ${what} (ENOENT)`, 'ENOENT', -2, {
           operation,
           object,
-          netns: this.#netns?.path,
+          netns: this.netns?.path,
         }, { cause: err });
       }
       throw err;
@@ -229,30 +198,10 @@ export class Rtnetlink implements Disposable {
         throw new RtnetlinkError(`rtnetlink ${operation}: no link named '${name}'`, 'ENODEV', err.errno, {
           operation,
           object,
-          netns: this.#netns?.path,
-        });
+          netns: this.netns?.path,
+        }, { cause: err });
       }
       throw err;
     }
-  }
-
-  /**
-   * close refuses new operations at once (they reject with `ERR_RTNETLINK_CLOSED`) and releases the socket and the
-   * namespace handle when the operations queued before it have finished; idempotent.
-   */
-  close(): void {
-    const h = this.#handle;
-    if (!h) return;
-    this.#handle = undefined;
-    const netns = this.#netns;
-    void this.#tail.then(() => {
-      h.close();
-      netns?.close();
-    });
-  }
-
-  /** Symbol.dispose is close(), for `using`. */
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

@@ -3,8 +3,7 @@
  * of than podnet names (route types, scopes, protocols, rule actions) come back as names where podnet knows them and
  * as the kernel's number otherwise, so a listing never throws on something new.
  */
-import type { NetlinkPeer } from '../netlink/peer.js';
-import type { NetnsLike } from '../netns.js';
+import type { NetlinkOpenOptions } from '../netlink/open-options.js';
 
 /** IpFamily is an IP family: 4 or 6. */
 export type IpFamily = 4 | 6;
@@ -229,12 +228,8 @@ export interface RoutingRuleSpec {
   tos?: number;
 }
 
-/** RtnetlinkOpenOptions configure Rtnetlink.open; every field is optional. */
-export interface RtnetlinkOpenOptions {
-  /** The namespace to work in (a handle or a path); default: the current one. */
-  netns?: NetnsLike;
-  /** Talk to this peer (FakeRtnetlink) instead of the kernel. */
-  netlink?: NetlinkPeer;
-  /** Deadline for each kernel answer, milliseconds (default 5000). */
-  timeoutMs?: number;
-}
+/**
+ * RtnetlinkOpenOptions configure Rtnetlink.open: a namespace (default: the current one) or a peer such as
+ * FakeRtnetlink, and the deadline; every field is optional.
+ */
+export type RtnetlinkOpenOptions = NetlinkOpenOptions;

@@ -1,9 +1,11 @@
 // The predicates tell the truth alike for every client, on the kernel and on the fakes: an add of something already
-// there is isAlreadyExists (and not isNotFound), a delete or lookup of something missing is isNotFound (and not
-// isAlreadyExists). The kernel's ipset code IPSET_ERR_EXIST means both, and the ipset client reads it by operation.
+// there is isAlreadyExists (and no other), a delete or lookup of something missing is isNotFound (and no other), a
+// batch planned at an older nf_tables generation is isGenerationChanged (and no other; only Nftables has
+// generations). The kernel's ipset code IPSET_ERR_EXIST means both of the first, and the ipset client reads it by
+// operation.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { isAlreadyExists, isNotFound, type Ipset, type Nftables, type NftTableRef, type RouteSpec, type RoutingRuleSpec } from '../../lib/index.js';
+import { isAlreadyExists, isGenerationChanged, isNotFound, type Ipset, type Nftables, type NftTableRef, type RouteSpec, type RoutingRuleSpec } from '../../lib/index.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { rejection, thrown } from '../helpers/rejection.js';
 import { type World, fakeWorld, kernelWorld } from './worlds.js';
@@ -29,8 +31,8 @@ async function nftWithElement(world: World): Promise<Nftables> {
 
 interface Case {
   name: string;
-  /** 'exists': isAlreadyExists only; 'missing': isNotFound only. */
-  means: 'exists' | 'missing';
+  /** 'exists': isAlreadyExists only; 'missing': isNotFound only; 'generation': isGenerationChanged only. */
+  means: 'exists' | 'missing' | 'generation';
   /** The code the error has. */
   code: string;
   /** Makes the failure and returns the error; it keeps every client it opens in `opened`, closed after the case. */
@@ -85,7 +87,15 @@ const cases: Case[] = [
     const nft = keep(o, await w.nftables());
     return rejection(nft.run(nft.transaction().deleteTable(T)));
   } },
+  { name: 'Nftables run planned at a generation the ruleset moved on from', means: 'generation', code: 'ERESTART', run: async (w, o) => {
+    const nft = keep(o, await w.nftables());
+    const generation = await nft.generation();
+    await nft.run(nft.transaction().addTable(T));
+    return rejection(nft.run(nft.transaction().addTable(T), { generation }));
+  } },
 ];
+
+const MEANINGS = { exists: [true, false, false], missing: [false, true, false], generation: [false, false, true] };
 
 function predicateContract(makeWorld: () => World): void {
   let world: World;
@@ -102,7 +112,7 @@ function predicateContract(makeWorld: () => World): void {
   it.each(cases.map((c) => [c.name, c] as const))('%s', async (_, c) => {
     const err = await c.run(world, opened);
     expect(err).toMatchObject({ code: c.code });
-    expect([isAlreadyExists(err), isNotFound(err)]).toEqual(c.means === 'exists' ? [true, false] : [false, true]);
+    expect([isAlreadyExists(err), isNotFound(err), isGenerationChanged(err)]).toEqual(MEANINGS[c.means]);
   });
 
   it("keeps the kernel's ipset code on a del of a missing entry", async () => {

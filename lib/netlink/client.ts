@@ -1,0 +1,117 @@
+/**
+ * The head every netlink client built on one native handle shares (Rtnetlink, Nftables): opening the handle in the
+ * namespace or on a peer, the closed state, the queue that runs operations in call order, and close().
+ */
+import { PodnetError, withCallerStack } from '../errors.js';
+import type { Netns } from '../netns.js';
+import { checkNetlinkOpenOptions } from './open-options.js';
+
+/** RawNetlinkHandle is what a client needs of its native handle: to close it. */
+export interface RawNetlinkHandle {
+  close(): void;
+}
+
+/** NetlinkHandleClass is a native handle's constructor: `new (netnsFd or -1, timeoutMs, exchange?)`. */
+export type NetlinkHandleClass<H> = new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => H;
+
+/** OpenedNetlink is a handle opened by openNetlink, and how to open another on the same namespace or peer. */
+export interface OpenedNetlink<H> {
+  handle: H;
+  /** The client's own namespace handle (undefined: the current namespace, or a peer). */
+  netns: Netns | undefined;
+  /** Opens another handle on the same namespace or peer (a stream's own socket). */
+  reopen: () => H;
+}
+
+/**
+ * openNetlink checks the open options (NetlinkOpenOptions) and opens a native handle in the namespace or on the peer
+ * they name. Throws InvalidArgumentError on bad options, PodnetSystemError when the namespace cannot be opened or
+ * entered; nothing stays open when it throws.
+ */
+export function openNetlink<H>(options: unknown, Handle: NetlinkHandleClass<H>): OpenedNetlink<H> {
+  const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
+  try {
+    const reopen = peer
+      ? () => new Handle(-1, timeoutMs, (req) => peer.exchange(req))
+      : () => new Handle(netns ? netns.fd : -1, timeoutMs);
+    return { handle: reopen(), netns, reopen };
+  } catch (err) {
+    netns?.close();
+    throw err;
+  }
+}
+
+/**
+ * NetlinkClient is the part of a netlink client that is the same for each: the namespace it works in, whether it is
+ * closed, operations run one after another in call order, and one meaning of close(). `name` is the client's name
+ * in messages and codes (`rtnetlink`: `ERR_RTNETLINK_CLOSED`).
+ */
+export abstract class NetlinkClient<H extends RawNetlinkHandle> implements Disposable {
+  #handle: H | undefined;
+  readonly #netns: Netns | undefined;
+  readonly #name: string;
+  #tail: Promise<unknown> = Promise.resolve();
+
+  protected constructor(handle: H, netns: Netns | undefined, name: string) {
+    this.#handle = handle;
+    this.#netns = netns;
+    this.#name = name;
+  }
+
+  /** netns is the namespace this client works in (undefined: the process's own, or a peer's). */
+  get netns(): Netns | undefined {
+    return this.#netns;
+  }
+
+  /** closed tells whether close() was called. */
+  get closed(): boolean {
+    return this.#handle === undefined;
+  }
+
+  /** live returns the handle; throws PodnetError `ERR_<NAME>_CLOSED` after close(). */
+  protected live(): H {
+    if (!this.#handle) throw new PodnetError(`${this.#name} client is closed`, `ERR_${this.#name.toUpperCase()}_CLOSED`);
+    return this.#handle;
+  }
+
+  /**
+   * serial runs fn after every operation queued before it (the queue survives failures); its errors pass through
+   * context (the client's withContext), and carry the caller's stack. Rejects with `ERR_<NAME>_CLOSED` after close().
+   */
+  protected serial<T>(fn: (h: H) => Promise<T>, context: (err: unknown) => unknown): Promise<T> {
+    const caller = new Error();
+    let handle: H;
+    try {
+      handle = this.live();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const run = this.#tail.then(() => fn(handle)).catch((err: unknown) => {
+      throw context(err);
+    });
+    this.#tail = run.catch(() => undefined);
+    return withCallerStack(run, caller);
+  }
+
+  /**
+   * close means one thing for every podnet netlink client (Ipset, Rtnetlink, Nftables): it refuses new calls at once
+   * (they reject, and *Sync calls throw, with the client's `ERR_<CLIENT>_CLOSED`), lets every call made before it
+   * finish as it would have, and releases the socket and the namespace handle once those settled; a stream whose
+   * iteration has begun runs on its own socket to its end. A second close() does nothing.
+   */
+  close(): void {
+    const h = this.#handle;
+    if (!h) return;
+    this.#handle = undefined;
+    const netns = this.#netns;
+    void this.#tail.then(() => {
+      h.close();
+      netns?.close();
+    });
+  }
+
+  /** Symbol.dispose is close(), for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
