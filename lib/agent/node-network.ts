@@ -14,13 +14,10 @@ import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError
 import { ProxyError } from '../proxy/errors.js';
 import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
 import { encodeAs, type ZdsWorkloadInfo } from '../proxy/zds-messages.js';
-import { Ipset } from '../ipset/client.js';
-import type { Iptables } from '../iptables/iptables.js';
-import type { RuleSet } from '../iptables/rule-set.js';
-import type { VerifyResult } from '../iptables/verify.js';
+import type { Ipset } from '../ipset/client.js';
 import { Netns, type NetnsLike } from '../netns.js';
 import { checkArray, checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
-import type { Nftables } from '../nftables/client.js';
+import type { NftVerifyResult } from '../nftables/index.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
 import {
   realIptables,
@@ -33,11 +30,9 @@ import {
   type NftablesFactory,
   type RtnetlinkFactory,
 } from './backends.js';
-import { NftHost, withPodNftables } from './nft-node.js';
-import type { NftProbeSet } from './nft-probe-set.js';
-import type { NftRuleset, NftVerifyResult } from '../nftables/index.js';
+import { IptablesBackend } from './iptables-backend.js';
 import { KubeletUidError, checkProcRoot } from './nft-kubelet.js';
-import { nftInpodRules } from './nft-rules.js';
+import { NftablesBackend } from './nftables-backend.js';
 import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
 import { PodAdmission, defaultPodsInFlight } from './pod-admission.js';
@@ -45,9 +40,12 @@ import { checkNode, checkPreflightOptions } from '../preflight/check-node.js';
 import { PreflightError } from '../preflight/errors.js';
 import type { PreflightOptions } from '../preflight/types.js';
 import { toLogger, type Logger } from '../logger.js';
-import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
+import { normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch, type ProbeOwnership } from './probe-ownership.js';
+import type { ProbeSet } from './probe-set.js';
+import type { NftProbeSet } from './nft-probe-set.js';
+import type { ProbeSetState, RuleBackend, RuleOptions, RulesCheck, StepRunner } from './rule-backend.js';
 import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
-import { INPOD, checkProbeSource, hostProbeRules, inpodRules } from './rules.js';
+import { INPOD, checkProbeSource } from './rules.js';
 
 /** NodeNetworkOptions configure a NodeNetwork; every field has a default, the backends default to the real ones. */
 export interface NodeNetworkOptions {
@@ -162,9 +160,12 @@ export interface PodVerifyReport {
    * repair, enrolls the new one).
    */
   netns: 'ok' | 'gone' | 'replaced';
-  /** The in-pod iptables rules, per family (empty with the nftables backend). */
-  rules: { family: 4 | 6; result: VerifyResult }[];
-  /** The in-pod nftables tables (with the nftables backend). */
+  /**
+   * The in-pod rules as the backend checked them: per family with iptables (4, 6), one 'inet' check of the tables
+   * both families share with nftables; empty when the namespace is gone.
+   */
+  rules: RulesCheck[];
+  /** @deprecated use rules: the nftables backend's own result for the pod's tables (with the nftables backend). */
   nftRules?: NftVerifyResult;
   /** The policy rule and local route, per family that gets them. */
   routes: PodRoutingState[];
@@ -188,10 +189,13 @@ export interface NodeVerifyReport {
   /** Whether everything is as it should be. */
   inSync: boolean;
   /** Each probe set: whether it exists, and whether it has the type and options the agent creates. */
-  sets: { name: string; present: boolean; ok: boolean }[];
-  /** The host iptables rules, per family (empty with the nftables backend). */
-  hostRules: { family: 4 | 6; result: VerifyResult }[];
-  /** The host's nftables table: its SNAT chain and rule, and its sets' type and comment (with the nftables backend). */
+  sets: ProbeSetState[];
+  /**
+   * The host SNAT rules as the backend checked them: per family with iptables (4, 6), one 'inet' check of the host
+   * table with nftables.
+   */
+  hostRules: RulesCheck[];
+  /** @deprecated use hostRules: the nftables backend's own result for the host table (with the nftables backend). */
   nftHostRules?: NftVerifyResult;
   /** The pods passed to verify({ pods }), in that order. */
   pods: PodVerifyReport[];
@@ -367,22 +371,15 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   readonly #options: Required<
     Pick<NodeNetworkOptions, 'probeSetPrefix' | 'ipv6' | 'dnsCapture' | 'onConflict' | 'probeSourceV4' | 'probeSourceV6'>
   >;
-  readonly #hostNetns: NetnsLike | undefined;
-  readonly #iptables: IptablesFactory;
   readonly #netns: NetnsOpener;
   readonly #rtnetlink: RtnetlinkFactory;
-  readonly #nftables: NftablesFactory;
-  /** The nftables backend's host side; undefined with iptables. */
-  readonly #nft: NftHost | undefined;
+  /** The host's probe sets and SNAT rules and the pods' in-pod rules, on iptables or nftables. */
+  readonly #rules: RuleBackend;
   readonly #proxy: WorkloadProxy | undefined;
   readonly #log: Logger;
   /** The preflight start() runs first, or undefined when it is skipped. */
   readonly #preflight: PreflightOptions | undefined;
-  #ipset: Ipset | undefined;
-  readonly #ownsIpset: boolean;
-  #probes: ProbeSet | NftProbeSet | undefined;
-  #hostIptables = new Map<4 | 6, Iptables>();
-  #backend: 'nft' | 'legacy' | undefined;
+  #probes: ProbeOwnership | undefined;
   #started = false;
   /** Calls for one pod (by uid) run in call order; calls for different pods run freely. */
   readonly #podCalls = new KeyedLock();
@@ -405,8 +402,6 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
       probeSourceV4: checkProbeSource('options.probeSourceV4', o.probeSourceV4 ?? INPOD.probeSourceV4, 4),
       probeSourceV6: checkProbeSource('options.probeSourceV6', o.probeSourceV6 ?? INPOD.probeSourceV6, 6),
     };
-    this.#hostNetns = o.hostNetns;
-    this.#iptables = o.iptables ?? realIptables(o.hostNetns);
     this.#netns = o.netns ?? realNetnsOpener;
     this.#rtnetlink = o.rtnetlink ?? realRtnetlink;
     const backend = o.backend ?? 'iptables';
@@ -416,7 +411,6 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#admission = new PodAdmission(
       o.maxPodsInFlight === undefined ? defaultPodsInFlight(backend) : checkInteger('options.maxPodsInFlight', o.maxPodsInFlight, 1, 1024),
     );
-    this.#nftables = o.nftables ?? realNftables(o.hostNetns);
     if (o.proxy !== undefined) {
       const p = o.proxy as unknown as Record<string, unknown>;
       for (const m of ['addWorkload', 'delWorkload', 'replaceWorkloads']) {
@@ -426,34 +420,27 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#proxy = o.proxy;
     this.#log = toLogger(o.logger);
     this.#preflight = preflightOf(o, backend, hostProcRoot);
-    this.#ipset = o.ipset;
-    this.#ownsIpset = o.ipset === undefined;
-    this.#nft =
+    const rules: RuleOptions = { ...this.#options };
+    const probes = {
+      onConflict,
+      logger: this.#log,
+      onConflictEvent: (c: ProbeConflict) => this.emit('conflict', c),
+      onOwnerMismatch: (m: ProbeOwnerMismatch) => this.emit('ownerMismatch', m),
+    };
+    this.#rules =
       backend === 'nftables'
-        ? new NftHost({
-            nftables: this.#nftables,
-            kubeletUid: o.kubeletUid,
-            procRoot: hostProcRoot,
-            prefix: this.#options.probeSetPrefix,
-            ipv6: this.#options.ipv6,
-            probeSourceV4: this.#options.probeSourceV4,
-            probeSourceV6: this.#options.probeSourceV6,
-            onConflict,
-            logger: this.#log,
-            onConflictEvent: (c) => this.emit('conflict', c),
-            onOwnerMismatch: (m) => this.emit('ownerMismatch', m),
-          })
-        : undefined;
+        ? new NftablesBackend({ rules, probes, nftables: o.nftables ?? realNftables(o.hostNetns), kubeletUid: o.kubeletUid, procRoot: hostProcRoot })
+        : new IptablesBackend({ rules, probes, ipset: o.ipset, hostNetns: o.hostNetns, iptables: o.iptables ?? realIptables(o.hostNetns) });
   }
 
   /** backend is which rules the node gets: 'iptables' or 'nftables'. */
   get backend(): 'iptables' | 'nftables' {
-    return this.#nft ? 'nftables' : 'iptables';
+    return this.#rules.name;
   }
 
   /** probeSet is the host's ProbeSet (an NftProbeSet with the nftables backend) once start() ran. */
   get probeSet(): ProbeSet | NftProbeSet | undefined {
-    return this.#probes;
+    return this.#probes as ProbeSet | NftProbeSet | undefined;
   }
 
   async #step<T>(step: AgentStep, pod: string | undefined, what: string, fn: () => Promise<T>): Promise<T> {
@@ -476,42 +463,12 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     return new AgentError(step, message, { cause: err, retryable: retryable(err), ...(pod === undefined ? {} : { pod }) });
   }
 
-  #probeSource(family: 4 | 6): string {
-    return family === 4 ? this.#options.probeSourceV4 : this.#options.probeSourceV6;
+  /** #steps runs a backend's steps as this NodeNetwork's, for pod (or the node). */
+  #steps(pod?: string): StepRunner {
+    return (step, what, fn) => this.#step(step, pod, what, fn);
   }
 
-  #hostRules(family: 4 | 6): RuleSet {
-    return hostProbeRules({ family, probeSetPrefix: this.#options.probeSetPrefix, probeSource: this.#probeSource(family) });
-  }
-
-  // Every use of a pod's rules (add, remove, reconcile) goes through here, so all see the pod's own variant.
-  #podRules(family: 4 | 6, pod: PodInfo): RuleSet {
-    return inpodRules({
-      family,
-      dnsCapture: this.#options.dnsCapture,
-      probeSource: this.#probeSource(family),
-      ingressOnly: pod.ingressOnly ?? false,
-      virtualInterfaces: pod.virtualInterfaces ?? [],
-    });
-  }
-
-  get #families(): (4 | 6)[] {
-    return this.#options.ipv6 ? [4, 6] : [4];
-  }
-
-  // The nftables twin of #podRules: both families in the same inet tables.
-  #podNftRules(pod: PodInfo): NftRuleset {
-    return nftInpodRules({
-      ipv6: this.#options.ipv6,
-      dnsCapture: this.#options.dnsCapture,
-      probeSourceV4: this.#options.probeSourceV4,
-      probeSourceV6: this.#options.probeSourceV6,
-      ingressOnly: pod.ingressOnly ?? false,
-      virtualInterfaces: pod.virtualInterfaces ?? [],
-    });
-  }
-
-  #live(): ProbeSet | NftProbeSet {
+  #live(): ProbeOwnership {
     if (!this.#probes || !this.#started) throw new PodnetError('node network is not started', 'ERR_AGENT_NOT_STARTED');
     return this.#probes;
   }
@@ -537,51 +494,20 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         throw new AgentError('preflight', `checking what the node offers failed: ${missing.message}`, { cause: missing, retryable: false });
       });
     }
-    if (this.#nft) return this.#startNft(this.#nft);
-    this.#ipset ??= await this.#step('sets', undefined, 'opening ipset in the host namespace', () =>
-      Ipset.open(this.#hostNetns === undefined ? {} : { netns: this.#hostNetns }),
-    );
-    const probes = new ProbeSet({
-      ipset: this.#ipset,
-      prefix: this.#options.probeSetPrefix,
-      ipv6: this.#options.ipv6,
-      onConflict: this.#options.onConflict,
-      logger: this.#log,
-      onConflictEvent: (c) => this.emit('conflict', c),
-      onOwnerMismatch: (m) => this.emit('ownerMismatch', m),
-    });
+    const probes = await this.#rules.open(this.#steps());
     await this.#step('sets', undefined, 'creating the probe sets', async () => {
       await probes.ensure();
       await probes.load();
     });
     this.#probes = probes;
-    await this.#step('host-rules', undefined, 'installing the host SNAT rules', async () => {
-      for (const family of this.#families) {
-        const ipt = await this.#iptables({ netns: undefined, family });
-        this.#hostIptables.set(family, ipt);
-        this.#backend ??= ipt.backend;
-        const rules = this.#hostRules(family);
-        await ipt.remove(rules);
-        await ipt.apply(rules);
-      }
-    });
+    await this.#step('host-rules', undefined, 'installing the host SNAT rules', () => this.#rules.start());
     this.#started = true;
-    this.#log.info('node network started', { set: probes.v4Name });
+    this.#log.info('node network started', { set: probes.v4Name, ...this.#backendField() });
   }
 
-  async #startNft(host: NftHost): Promise<void> {
-    const kubeletUid =
-      host.configuredKubeletUid ??
-      (await this.#step('kubelet-uid', undefined, "detecting the kubelet's uid", async () => host.detectKubeletUid()));
-    const probes = await this.#step('sets', undefined, 'opening nftables in the host namespace', () => host.open(kubeletUid));
-    await this.#step('sets', undefined, 'creating the probe sets', async () => {
-      await probes.ensure();
-      await probes.load();
-    });
-    this.#probes = probes;
-    await this.#step('host-rules', undefined, 'installing the host SNAT rules', () => host.installRules());
-    this.#started = true;
-    this.#log.info('node network started', { set: probes.v4Name, backend: 'nftables' });
+  /** The backend as a log field, for nftables only (iptables is the default). */
+  #backendField(): { backend?: 'nftables' } {
+    return this.#rules.name === 'nftables' ? { backend: 'nftables' } : {};
   }
 
   #openPodNetns(pod: PodInfo): AgentNetns {
@@ -599,20 +525,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
   }
 
-  async #podIptables<T>(pod: PodInfo, ns: AgentNetns, fn: (ipt: Iptables, family: 4 | 6) => Promise<T>): Promise<T[]> {
-    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, async () => {
-      const out: T[] = [];
-      for (const family of this.#families) {
-        const ipt = await this.#iptables({ netns: ns, family, ...(this.#backend ? { backend: this.#backend } : {}) });
-        out.push(await fn(ipt, family));
-      }
-      return out;
-    });
-  }
-
-  /** Runs fn on the pod's nf_tables client in the 'inpod-rules' step (the nftables twin of #podIptables). */
-  async #podNftables<T>(pod: PodInfo, ns: AgentNetns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
-    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, () => withPodNftables(this.#nftables, ns, fn));
+  /** Runs fn, a call of the backend on the pod's in-pod rules, in the 'inpod-rules' step. */
+  async #inpodRules<T>(pod: PodInfo, fn: () => Promise<T>): Promise<T> {
+    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, fn);
   }
 
   async #podRouting<T>(pod: PodInfo, ns: AgentNetns, fn: (rt: Rtnetlink, families: (4 | 6)[]) => Promise<T>): Promise<T> {
@@ -652,8 +567,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         // The runtime recreated the sandbox: the rules and the proxy's listeners go into the new namespace.
         this.#log.warn(`pod '${p.uid}' has a new namespace; enrolling it again`, { pod: p.uid, netns: ns.path });
       }
-      if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
-      else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
+      await this.#inpodRules(p, () => this.#rules.applyPod(p, ns));
       await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
       const proxy = this.#proxy;
       if (proxy) {
@@ -700,8 +614,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#enrolled.delete(p.uid);
     if (!deleted) {
       await this.#withPod(p, async (ns) => {
-        if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
-        else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
+        await this.#inpodRules(p, () => this.#rules.removePod(p, ns));
         await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
       });
     }
@@ -791,32 +704,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   async #verify(pods: readonly PodInfo[]): Promise<NodeVerifyReport> {
     const probes = this.#live();
-    if (this.#nft) {
-      const sets = await this.#nft.verifySets();
-      const nftHostRules = await this.#nft.verifyRules();
-      const podReports = await this.#verifyPods(pods, probes);
-      const inSync = sets.every((s) => s.ok) && nftHostRules.inSync && podReports.every((p) => p.inSync);
-      return { inSync, sets, hostRules: [], nftHostRules, pods: podReports };
-    }
-    const ipset = this.#ipset!;
-    const sets = await Promise.all(
-      probes.setNames.map(async (name, i) => {
-        try {
-          const h = await ipset.header(name);
-          return { name, present: true, ok: h.type === 'hash:ip' && h.comment && h.family === (i === 0 ? 'inet' : 'inet6') };
-        } catch (err) {
-          if ((err as { code?: string }).code === 'ENOENT') return { name, present: false, ok: false };
-          throw err;
-        }
-      }),
-    );
-    const hostRules: NodeVerifyReport['hostRules'] = [];
-    for (const family of this.#families) {
-      hostRules.push({ family, result: await this.#hostIptables.get(family)!.verify(this.#hostRules(family)) });
-    }
+    const host = await this.#rules.verify();
     const podReports = await this.#verifyPods(pods, probes);
-    const inSync = sets.every((s) => s.ok) && hostRules.every((h) => h.result.inSync) && podReports.every((p) => p.inSync);
-    return { inSync, sets, hostRules, pods: podReports };
+    const inSync = host.sets.every((s) => s.ok) && host.hostRules.every((h) => h.result.inSync) && podReports.every((p) => p.inSync);
+    return { inSync, ...host, pods: podReports };
   }
 
   /** The pods of verify's and repair's options, checked; those without a namespace have nothing to verify. */
@@ -853,14 +744,13 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     await this.#withPod(pod, async (ns) => {
       const known = this.#enrolled.get(pod.uid);
       if (known !== undefined && known.netnsId === undefined) known.netnsId = ns.id;
-      if (this.#nft) await this.#podNftables(pod, ns, (nft) => nft.reconcile(this.#podNftRules(pod)));
-      else await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
+      await this.#inpodRules(pod, () => this.#rules.repairPod(pod, ns));
       await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
     });
   }
 
   /** Verifies each pod, its probe entries against one listing of the probe sets. */
-  async #verifyPods(pods: readonly PodInfo[], probes: ProbeSet | NftProbeSet): Promise<PodVerifyReport[]> {
+  async #verifyPods(pods: readonly PodInfo[], probes: ProbeOwnership): Promise<PodVerifyReport[]> {
     if (pods.length === 0) return [];
     const held = await this.#step('probe-set', undefined, 'listing the probe sets', async () => {
       try {
@@ -893,16 +783,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     try {
       const enrolledIn = this.#enrolled.get(pod.uid)?.netnsId;
       const netns = enrolledIn !== undefined && enrolledIn !== ns.id ? 'replaced' : 'ok';
-      if (this.#nft) {
-        const nftRules = await this.#podNftables(pod, ns, (nft) => nft.verify(this.#podNftRules(pod)));
-        const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
-        const inSync = netns === 'ok' && nftRules.inSync && routes.every((r) => r.rule && r.route);
-        return { uid: pod.uid, inSync, netns, rules: [], nftRules, routes, probeEntries };
-      }
-      const rules = await this.#podIptables(pod, ns, async (ipt, family) => ({ family, result: await ipt.verify(this.#podRules(family, pod)) }));
+      const found = await this.#inpodRules(pod, () => this.#rules.verifyPod(pod, ns));
       const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
-      const inSync = netns === 'ok' && rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
-      return { uid: pod.uid, inSync, netns, rules, routes, probeEntries };
+      const inSync = netns === 'ok' && found.rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
+      return { uid: pod.uid, inSync, netns, ...found, routes, probeEntries };
     } finally {
       ns.close();
     }
@@ -925,13 +809,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         await probes.load();
       });
     }
-    const hostInSync = report.hostRules.every((h) => h.result.inSync) && (report.nftHostRules?.inSync ?? true);
+    const hostInSync = report.hostRules.every((h) => h.result.inSync);
     if (!report.sets.every((s) => s.ok) || !hostInSync) {
-      const nft = this.#nft;
-      await this.#step('host-rules', undefined, 'repairing the host rules', async () => {
-        if (nft) return nft.installRules();
-        for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
-      });
+      await this.#step('host-rules', undefined, 'repairing the host rules', () => this.#rules.repair());
     }
     // report.pods is in the order of pods: the drifted ones are found by position, not by uid. A pod whose
     // namespace is gone has nothing to repair; one whose namespace was replaced is enrolled again, as addPod would.
@@ -970,29 +850,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     const o = checkOptions<{ keep?: boolean }>('options', options);
     if (!this.#started) return;
     this.#started = false;
-    const probes = this.#probes!;
-    const nft = this.#nft;
-    if (nft) {
-      if (!o.keep) await this.#step('host-rules', undefined, 'removing the host rules and the probe sets', () => nft.removeAll());
-      nft.close();
-      this.#log.info('node network stopped', { keep: o.keep === true, backend: 'nftables' });
-      return;
-    }
-    if (!o.keep) {
-      await this.#step('host-rules', undefined, 'removing the host rules', async () => {
-        for (const family of this.#families) await this.#hostIptables.get(family)!.remove(this.#hostRules(family));
-      });
-      await this.#step('sets', undefined, 'destroying the probe sets', async () => {
-        for (const name of probes.setNames) {
-          await this.#ipset!.flush(name);
-          await this.#ipset!.destroy(name);
-        }
-      });
-    }
-    if (this.#ownsIpset) {
-      this.#ipset?.close();
-      this.#ipset = undefined;
-    }
-    this.#log.info('node network stopped', { keep: o.keep === true });
+    await this.#rules.stop(this.#steps(), o.keep === true);
+    this.#log.info('node network stopped', { keep: o.keep === true, ...this.#backendField() });
   }
 }
