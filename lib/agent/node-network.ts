@@ -9,356 +9,48 @@
  */
 import { EventEmitter } from 'node:events';
 
-import { type AgentStepMessage, agentStepChannel, outcomeOf, timing } from '../diagnostics.js';
-import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError, isNotFound } from '../errors.js';
-import { ProxyError } from '../proxy/errors.js';
+import { agentStepChannel } from '../diagnostics.js';
+import { PodnetError, isNotFound } from '../errors.js';
 import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
-import { encodeAs, type ZdsWorkloadInfo } from '../proxy/zds-messages.js';
-import type { Ipset } from '../ipset/client.js';
-import { Netns, type NetnsLike } from '../netns.js';
 import { checkArray, checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
-import type { NftVerifyResult } from '../nftables/index.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
-import {
-  realIptables,
-  realNetnsOpener,
-  realNftables,
-  realRtnetlink,
-  type AgentNetns,
-  type IptablesFactory,
-  type NetnsOpener,
-  type NftablesFactory,
-  type RtnetlinkFactory,
-} from './backends.js';
+import { realIptables, realNetnsOpener, realNftables, realRtnetlink, type AgentNetns, type NetnsOpener, type RtnetlinkFactory } from './backends.js';
+import { publishStep, retryable, settled } from './agent-steps.js';
+import { AgentError, type AgentStep } from './errors.js';
 import { IptablesBackend } from './iptables-backend.js';
-import { KubeletUidError, checkProcRoot } from './nft-kubelet.js';
-import { NftablesBackend } from './nftables-backend.js';
-import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
-import { PodAdmission, defaultPodsInFlight } from './pod-admission.js';
-import { checkNode, checkPreflightOptions } from '../preflight/check-node.js';
-import { PreflightError } from '../preflight/errors.js';
-import type { PreflightOptions } from '../preflight/types.js';
-import { toLogger, type Logger } from '../logger.js';
-import { normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch, type ProbeOwnership } from './probe-ownership.js';
-import type { ProbeSet } from './probe-set.js';
+import { checkProcRoot } from './nft-kubelet.js';
+import { NftablesBackend } from './nftables-backend.js';
 import type { NftProbeSet } from './nft-probe-set.js';
-import type { ProbeSetState, RuleBackend, RuleOptions, RulesCheck, StepRunner } from './rule-backend.js';
-import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
+import type {
+  NodeNetworkEvents,
+  NodeNetworkOptions,
+  NodeVerifyReport,
+  PodInfo,
+  PodProbeEntries,
+  PodVerifyReport,
+  SnapshotReport,
+  WorkloadProxy,
+} from './node-network-types.js';
+import { preflightOf, type PreflightWiring } from './node-preflight.js';
+import { PodAdmission, defaultPodsInFlight } from './pod-admission.js';
+import { checkPod, podProbeEntries } from './pod-info.js';
+import { normalizeIp, type ProbeConflict, type ProbeOwnerMismatch, type ProbeOwnership } from './probe-ownership.js';
+import type { ProbeSet } from './probe-set.js';
+import type { RuleBackend, RuleOptions, StepRunner } from './rule-backend.js';
+import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting } from './routes.js';
 import { INPOD, checkProbeSource } from './rules.js';
+import { toLogger, type Logger } from '../logger.js';
 
-/** NodeNetworkOptions configure a NodeNetwork; every field has a default, the backends default to the real ones. */
-export interface NodeNetworkOptions {
-  /** The host namespace (a handle or a path); default: the current one. */
-  hostNetns?: NetnsLike;
-  /** Probe sets are `<prefix>-v4` and `<prefix>-v6`; default 'istio-inpod-probes'. */
-  probeSetPrefix?: string;
-  /** Also handle IPv6: the v6 probe set, ip6tables host and in-pod rules (default false). */
-  ipv6?: boolean;
-  /** Capture DNS inside pods (default true). */
-  dnsCapture?: boolean;
-  /** The IPv4 address probes are SNATed to, in host and in-pod rules (default INPOD.probeSourceV4). */
-  probeSourceV4?: string;
-  /** The IPv6 one, used with `ipv6` (default INPOD.probeSourceV6). */
-  probeSourceV6?: string;
-  /** What to do when a pod's IP is still owned by another pod (default 'takeover'). */
-  onConflict?: ConflictPolicy;
-  /** The host's ipset client; default one opened in hostNetns (and closed by stop()). */
-  ipset?: Ipset;
-  /** Opens iptables clients; default real ones (Iptables.open). */
-  iptables?: IptablesFactory;
-  /**
-   * Which rules the node gets: 'iptables' (default; probe sets in ipset) or 'nftables' (the reference's nftables
-   * backend: probe sets as nft sets in the host's `inet istio-ambient-nat`, in-pod rules as its three inet tables,
-   * each pod's in one batch; no ipset or iptables used).
-   */
-  backend?: 'iptables' | 'nftables';
-  /** Opens nf_tables clients for the nftables backend; default real ones (Nftables.open). */
-  nftables?: NftablesFactory;
-  /**
-   * The kubelet's uid for the nftables backend's host SNAT rule (`meta skuid`); default: detected at start() from
-   * the process hosting the kubelet under `hostProcRoot` (comm `kubelet`, MicroK8s' `kubelite`, or `k3s server` /
-   * `k3s agent`; see detectKubeletUid). When it cannot be told, start() rejects with AgentError step 'kubelet-uid'
-   * (`ERR_AGENT_KUBELET_UID`) whose cause is a KubeletUidError, before anything is changed.
-   */
-  kubeletUid?: number;
-  /**
-   * The host's procfs, an absolute path, where the nftables backend looks for the kubelet when `kubeletUid` is not
-   * given (default '/proc'). An agent in a container passes the host's /proc mounted into it (the reference's
-   * DaemonSet mounts it at '/host/proc'): its own /proc shows only its own processes.
-   */
-  hostProcRoot?: string;
-  /** Opens pod namespaces; default real ones (Netns). */
-  netns?: NetnsOpener;
-  /** Opens rtnetlink clients in pod namespaces for the policy routes; default real ones (Rtnetlink.open). */
-  rtnetlink?: RtnetlinkFactory;
-  /**
-   * The node proxy each pod's netns is handed to (a ZtunnelServer, or anything with its interface); default none.
-   * With one, pods need `workload` and `netns`, and it holds the enrolled pods a (re)connecting proxy gets as its
-   * snapshot: syncSnapshot replaces them; stop() leaves the proxy alone (its owner closes it).
-   */
-  proxy?: WorkloadProxy;
-  /** Where the agent logs its steps, conflicts and repairs (any levels may be left out; default: nowhere). */
-  logger?: Partial<Logger>;
-  /**
-   * Whether start() first runs checkNode for this backend, `ipv6` and `hostProcRoot` and rejects with AgentError
-   * step 'preflight' (its cause a PreflightError naming what is missing) before it changes anything. Default: true
-   * with the real backends, false when any backend (ipset, iptables, nftables, netns, rtnetlink) is given, since
-   * those are not the kernel. false skips it (for callers that run it themselves); an object runs it with those
-   * preflight options (`probes`, `path`, `netnsSysctls`). The report is kept per process.
-   */
-  preflight?: boolean | Pick<PreflightOptions, 'probes' | 'path' | 'netnsSysctls'>;
-  /**
-   * How many pods' addPod and removePod calls run at once, an integer from 1 to 1024; the others wait their turn in
-   * call order, so in a burst the first pods finish first and no step's deadline starts before its pod's turn.
-   * Default: with iptables one per CPU, with nftables libuv's pool size (UV_THREADPOOL_SIZE, default 4).
-   */
-  maxPodsInFlight?: number;
-}
-
-/** WorkloadProxy is what NodeNetwork needs of the node proxy: ZtunnelServer's workload calls. */
-export interface WorkloadProxy {
-  /**
-   * addWorkload hands a pod's namespace to the proxy and resolves on its ack; rejects with ProxyError when it cannot.
-   */
-  addWorkload(uid: string, workload: ZdsWorkloadInfo, netns: { readonly fd: number }): Promise<void>;
-  /** delWorkload tells the proxy the pod is gone and resolves on its ack; rejects with ProxyError when it cannot. */
-  delWorkload(uid: string): Promise<void>;
-  /** replaceWorkloads sets the pods a (re)connecting proxy is sent as its snapshot. */
-  replaceWorkloads(workloads: readonly ZtunnelWorkload[]): void;
-}
-
-/** PodInfo is a pod as the agent sees it. */
-export interface PodInfo {
-  /** The pod's UID: the owner recorded in the probe set entries. */
-  uid: string;
-  /** The pod's IPs (IPv4, and IPv6 with the `ipv6` option). */
-  ips: readonly string[];
-  /** The pod's namespace (handle or path); needed for in-pod rules. */
-  netns?: NetnsLike;
-  /** Leave the pod's inbound traffic alone (inpodRules' `ingressOnly`; default false). */
-  ingressOnly?: boolean;
-  /**
-   * Interfaces inside the pod whose inbound TCP is redirected to the proxy's outbound port (inpodRules'
-   * `virtualInterfaces`, the reference's `istio.io/reroute-virtual-interfaces` annotation; default none). Each an
-   * interface name: 1 to 15 bytes, no whitespace, '/' or ':', not '.' or '..'.
-   */
-  virtualInterfaces?: readonly string[];
-  /** The pod's name, namespace and service account, for the node proxy (needed with the `proxy` option). */
-  workload?: ZdsWorkloadInfo;
-}
-
-/** PodVerifyReport is what verify found in one pod's namespace. */
-export interface PodVerifyReport {
-  /** The pod's UID. */
-  uid: string;
-  /** Whether its namespace is the one it was enrolled in and its rules and routes are all as they should be. */
-  inSync: boolean;
-  /**
-   * The pod's namespace: 'ok'; 'gone' (its path no longer opens: nothing else was checked); or 'replaced' (it opens
-   * to another namespace than the one addPod enrolled, as when the runtime recreated the sandbox: addPod again, or
-   * repair, enrolls the new one).
-   */
-  netns: 'ok' | 'gone' | 'replaced';
-  /**
-   * The in-pod rules as the backend checked them: per family with iptables (4, 6), one 'inet' check of the tables
-   * both families share with nftables; empty when the namespace is gone.
-   */
-  rules: RulesCheck[];
-  /** @deprecated use rules: the nftables backend's own result for the pod's tables (with the nftables backend). */
-  nftRules?: NftVerifyResult;
-  /** The policy rule and local route, per family that gets them. */
-  routes: PodRoutingState[];
-  /**
-   * The pod's probe entries as the host's probe sets hold them (read from the sets, not the agent's memory): its IPs
-   * with no entry (`missing`), and those whose entry another pod owns (`foreign`). Both are empty when in sync.
-   */
-  probeEntries: {
-    /** The pod's IPs (normalized) that have no entry. */
-    missing: string[];
-    /** The pod's IPs whose entry names another owner ('' for an entry without comment). */
-    foreign: { ip: string; owner: string }[];
-  };
-}
-
-/** What verify found of one pod's probe entries. */
-type PodProbeEntries = PodVerifyReport['probeEntries'];
-
-/** NodeVerifyReport is what NodeNetwork.verify found on the host and in the pods it was given. */
-export interface NodeVerifyReport {
-  /** Whether everything is as it should be. */
-  inSync: boolean;
-  /** Each probe set: whether it exists, and whether it has the type and options the agent creates. */
-  sets: ProbeSetState[];
-  /**
-   * The host SNAT rules as the backend checked them: per family with iptables (4, 6), one 'inet' check of the host
-   * table with nftables.
-   */
-  hostRules: RulesCheck[];
-  /** @deprecated use hostRules: the nftables backend's own result for the host table (with the nftables backend). */
-  nftHostRules?: NftVerifyResult;
-  /** The pods passed to verify({ pods }), in that order. */
-  pods: PodVerifyReport[];
-}
-
-/**
- * SnapshotReport is what NodeNetwork.syncSnapshot changed, and which pods it could not bring in line (`failed`): the
- * snapshot is in sync only when `failed` is empty.
- */
-export interface SnapshotReport {
-  /** Probe entries added. */
-  added: number;
-  /** Probe entries already there for the same pod. */
-  unchanged: number;
-  /** Probe entries taken over from another pod. */
-  takenOver: number;
-  /** Probe entries removed because no pod of the snapshot claims their IP. */
-  pruned: { ip: string; owner: string }[];
-  /** Set when pruning was skipped because some pod had no IP yet. */
-  pruneSkipped: boolean;
-  /** Pods whose in-pod rules were re-applied (with `reapplyRules`). */
-  rulesReapplied: number;
-  /**
-   * The pods that failed, in snapshot order. A pod whose rules could not be re-applied gets no probe entry written
-   * (a probe entry never exists without its rules); an entry it already has is left as it is (its IP is still
-   * claimed, so never pruned). Retrying the snapshot, or addPod / removePod for the pod, settles it.
-   */
-  failed: {
-    /** The pod's UID. */
-    uid: string;
-    /** The step that failed ('netns', 'inpod-rules' or 'routes' while re-applying its rules; 'probe-set'). */
-    step: AgentStep;
-    /** What failed, with `retryable` and the original error as `cause`. */
-    error: AgentError;
-  }[];
-}
-
-/**
- * NodeNetworkEvents are the events a NodeNetwork emits, after the change they report. A listener that throws is
- * logged as an error and never fails the operation that emitted the event.
- */
-export interface NodeNetworkEvents {
-  /** A pod's IP was taken over from another pod (onConflict 'takeover'). */
-  conflict: [ProbeConflict];
-  /** A removal was refused because another pod owns the entry. */
-  ownerMismatch: [ProbeOwnerMismatch];
-}
-
-/** publishStep publishes a step on `podnet:agent:step`; its outcome is the code of what made it fail. */
-function publishStep(step: AgentStep, pod: string | undefined, description: string, start: number, error?: AgentError): void {
-  const about = { step, pod, description };
-  let message: AgentStepMessage;
-  if (error === undefined) message = { ...about, ...timing(start, 'ok') };
-  else {
-    const cause = error.cause === undefined ? error : error.cause;
-    const outcome = outcomeOf(cause);
-    message = { ...about, ...timing(start, outcome === 'ERR_UNKNOWN' ? error.code : outcome, error) };
-  }
-  agentStepChannel.publish(message);
-}
-
-/**
- * checkPod returns a checked copy of a pod (its arrays dense copies, checked index by index), so a caller changing
- * its object after the call cannot change what a queued call applies. Throws InvalidArgumentError naming the field.
- */
-function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
-  const p = checkOptions<PodInfo>(name, pod);
-  const uid = checkString(`${name}.uid`, p.uid, 255);
-  // A path is checked as every path podnet opens is (PATH_MAX, no NUL, no lone surrogate); a handle is the caller's.
-  if (p.netns !== undefined && !(p.netns instanceof Netns)) checkString(`${name}.netns`, p.netns, 4095);
-  const ips = checkArray(`${name}.ips`, p.ips, 'an array of IP addresses', (ip, at) => {
-    normalizeIp(ip, at);
-    return ip as string;
-  });
-  if (p.ingressOnly !== undefined && typeof p.ingressOnly !== 'boolean') {
-    throw invalidType(`${name}.ingressOnly`, 'a boolean', p.ingressOnly);
-  }
-  const virtualInterfaces =
-    p.virtualInterfaces === undefined
-      ? undefined
-      : checkArray(`${name}.virtualInterfaces`, p.virtualInterfaces, 'an array of interface names', (iface, at) => checkInterfaceName(at, iface));
-  let workload: ZdsWorkloadInfo | undefined;
-  if (p.workload !== undefined || needsWorkload) {
-    const w = checkOptions<ZdsWorkloadInfo>(`${name}.workload`, p.workload);
-    if (p.workload === undefined) throw invalidType(`${name}.workload`, "the pod's name, namespace and service account", p.workload);
-    checkString(`${name}.workload.name`, w.name, 253);
-    checkString(`${name}.workload.namespace`, w.namespace, 253);
-    if (typeof w.serviceAccount !== 'string') throw invalidType(`${name}.workload.serviceAccount`, 'a string', w.serviceAccount);
-    workload = { name: w.name, namespace: w.namespace, serviceAccount: w.serviceAccount } as ZdsWorkloadInfo;
-    // What the node proxy would refuse (a lone surrogate, a message past ZDS's 1 KiB) is refused before any step.
-    encodeAs(`${name}.`, { kind: 'add', uid, workload });
-  }
-  return {
-    uid,
-    ips,
-    ...(p.netns === undefined ? {} : { netns: p.netns }),
-    ...(p.ingressOnly === undefined ? {} : { ingressOnly: p.ingressOnly }),
-    ...(virtualInterfaces === undefined ? {} : { virtualInterfaces }),
-    ...(workload === undefined ? {} : { workload }),
-  };
-}
-
-/**
- * checkInterfaceName returns value if the kernel takes it as an interface name (dev_valid_name: 1 to 15 bytes, no
- * whitespace, '/' or ':', not '.' or '..'); throws InvalidArgumentError naming name otherwise.
- */
-function checkInterfaceName(name: string, value: unknown): string {
-  const iface = checkString(name, value, 15);
-  if (/[\s/:]/.test(iface) || iface === '.' || iface === '..') {
-    throw invalidValue(name, "an interface name (no whitespace, '/' or ':', not '.' or '..')", value);
-  }
-  return iface;
-}
-
-/** settled waits for every promise, then resolves with their values or rejects with the first failure. */
-async function settled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
-  const results = await Promise.allSettled(promises);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
-}
-
-/** podProbeEntries compares a pod's IPs with what the probe sets hold (normalized IP to owner). */
-function podProbeEntries(pod: PodInfo, held: ReadonlyMap<string, string>): PodProbeEntries {
-  const entries: PodProbeEntries = { missing: [], foreign: [] };
-  for (const ip of new Set(pod.ips.map((a) => normalizeIp(a).ip))) {
-    const owner = held.get(ip);
-    if (owner === undefined) entries.missing.push(ip);
-    else if (owner !== pod.uid) entries.foreign.push({ ip, owner });
-  }
-  return entries;
-}
-
-/** Whether retrying the same call can help after err. */
-/** preflightOf is the preflight start() runs for these options, or undefined when it is skipped. */
-function preflightOf(o: Partial<NodeNetworkOptions>, backend: 'iptables' | 'nftables', hostProcRoot: string): PreflightOptions | undefined {
-  const choice = o.preflight;
-  if (choice === false) return undefined;
-  if (choice === undefined || choice === true) {
-    const fakes = o.ipset ?? o.iptables ?? o.nftables ?? o.netns ?? o.rtnetlink;
-    if (choice === undefined && fakes !== undefined) return undefined;
-    return { backend, ipv6: o.ipv6 ?? false, hostProcRoot };
-  }
-  const given = checkOptions<PreflightOptions>('options.preflight', choice);
-  const options = { ...given, backend, ipv6: o.ipv6 ?? false, hostProcRoot };
-  checkPreflightOptions(options);
-  return options;
-}
-
-function retryable(err: unknown): boolean {
-  // No kubelet yet (it may be restarting) can change; kubelets of several uids or an unreadable procfs will not.
-  if (err instanceof KubeletUidError) return err.uids.length === 0 && err.cause === undefined;
-  if (err instanceof ProbeOwnerConflictError) return false; // stale entries are not cleared by retrying
-  if (err instanceof IptablesLockTimeoutError) return true;
-  if (err instanceof IptablesRestoreError) return false; // the rules themselves were refused
-  if (err instanceof IpsetError) return err.code === 'ETIMEDOUT' || err.code === 'ENOBUFS' || err.code === 'IPSET_ERR_BUSY';
-  // The kernel refused the route or rule itself (ENODEV: no lo, EINVAL): the same call will be refused again.
-  if (err instanceof RtnetlinkError) return err.code === 'ETIMEDOUT' || err.code === 'EAGAIN' || err.code === 'ENOBUFS';
-  // No proxy yet, a lost connection, a refused add: a proxy that (re)connects or retries its listeners fixes each.
-  if (err instanceof ProxyError) return true;
-  const code = (err as { code?: unknown })?.code;
-  return code === 'ETIMEDOUT' || code === 'EAGAIN' || code === 'ERR_PROCESS_TIMEOUT';
-}
+export type {
+  NodeNetworkEvents,
+  NodeNetworkOptions,
+  NodeVerifyReport,
+  PodInfo,
+  PodVerifyReport,
+  SnapshotReport,
+  WorkloadProxy,
+} from './node-network-types.js';
 
 /**
  * NodeNetwork is what a node agent drives: it keeps the host's probe sets and SNAT rules (start, stop), puts pods in
@@ -378,7 +70,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   readonly #proxy: WorkloadProxy | undefined;
   readonly #log: Logger;
   /** The preflight start() runs first, or undefined when it is skipped. */
-  readonly #preflight: PreflightOptions | undefined;
+  readonly #preflight: (() => Promise<Error | undefined>) | undefined;
   #probes: ProbeOwnership | undefined;
   #started = false;
   /** Calls for one pod (by uid) run in call order; calls for different pods run freely. */
@@ -388,8 +80,12 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   /** The pods addPod enrolled (or a snapshot named): the namespace they were enrolled in and their IPs. */
   readonly #enrolled = new Map<string, { netnsId: string | undefined; ips: readonly string[] }>();
 
-  /** constructor checks the options and throws InvalidArgumentError naming a bad one (`options.<name>`). */
-  constructor(options: NodeNetworkOptions = {}) {
+  /**
+   * constructor checks the options and throws InvalidArgumentError naming a bad one (`options.<name>`). wiring turns
+   * the `preflight` option's true or settings into the check start() runs first (the package's NodeNetwork passes
+   * checkNode's); without it only a preflight function is run.
+   */
+  constructor(options: NodeNetworkOptions = {}, wiring?: PreflightWiring) {
     super();
     const o = checkOptions<NodeNetworkOptions>('options', options);
     const onConflict = o.onConflict ?? 'takeover';
@@ -419,7 +115,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
     this.#proxy = o.proxy;
     this.#log = toLogger(o.logger);
-    this.#preflight = preflightOf(o, backend, hostProcRoot);
+    const fakes = o.ipset ?? o.iptables ?? o.nftables ?? o.netns ?? o.rtnetlink;
+    this.#preflight = preflightOf(o.preflight, fakes !== undefined, { backend, ipv6: this.#options.ipv6, hostProcRoot }, wiring);
     const rules: RuleOptions = { ...this.#options };
     const probes = {
       onConflict,
@@ -478,17 +175,16 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * SNAT rules (deleted, then created). With the nftables backend and no `kubeletUid` it first detects the kubelet's
    * uid under `hostProcRoot`. Rejects with AgentError: step 'kubelet-uid' (its cause a KubeletUidError; retryable
    * when no kubelet runs yet), 'sets' or 'host-rules'. Before all that it runs the preflight (see the `preflight`
-   * option) and rejects with AgentError step 'preflight' (`ERR_AGENT_PREFLIGHT`, not retryable, its cause a
-   * PreflightError) when the node lacks a feature, having changed nothing.
+   * option) and rejects with AgentError step 'preflight' (`ERR_AGENT_PREFLIGHT`, not retryable, its cause the
+   * preflight's error, a PreflightError with checkNode) when the node lacks a feature, having changed nothing.
    */
   async start(): Promise<void> {
     if (this.#started) return;
     const preflight = this.#preflight;
     if (preflight) {
       await this.#step('preflight', undefined, 'checking what the node offers', async () => {
-        const report = await checkNode(preflight);
-        if (report.ok) return;
-        const missing = new PreflightError(report);
+        const missing = await preflight();
+        if (missing === undefined) return;
         this.#log.error(missing.message, { step: 'preflight' });
         // A node that lacks a module or a program does not grow one by retrying.
         throw new AgentError('preflight', `checking what the node offers failed: ${missing.message}`, { cause: missing, retryable: false });
