@@ -12,14 +12,13 @@ import { EventEmitter } from 'node:events';
 import { agentStepChannel } from '../diagnostics.js';
 import { PodnetError, isNotFound } from '../errors.js';
 import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
-import { checkArray, checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
+import { checkArray, checkOptions, invalidType, invalidValue } from '../validate.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
 import { realIptables, realNetnsOpener, realNftables, realRtnetlink, type AgentNetns, type NetnsOpener, type RtnetlinkFactory } from './backends.js';
 import { publishStep, retryable, settled } from './agent-steps.js';
 import { AgentError, type AgentStep } from './errors.js';
 import { IptablesBackend } from './iptables-backend.js';
 import { KeyedLock } from './keyed-lock.js';
-import { checkProcRoot } from './nft-kubelet.js';
 import { NftablesBackend } from './nftables-backend.js';
 import type { NftProbeSet } from './nft-probe-set.js';
 import type {
@@ -32,14 +31,14 @@ import type {
   SnapshotReport,
   WorkloadProxy,
 } from './node-network-types.js';
+import { checkNodeOptions } from './node-options.js';
 import { preflightOf, type PreflightWiring } from './node-preflight.js';
-import { PodAdmission, defaultPodsInFlight } from './pod-admission.js';
+import { PodAdmission } from './pod-admission.js';
 import { checkPod, podProbeEntries } from './pod-info.js';
 import { normalizeIp, type ProbeConflict, type ProbeOwnerMismatch, type ProbeOwnership } from './probe-ownership.js';
 import type { ProbeSet } from './probe-set.js';
 import type { RuleBackend, RuleOptions, StepRunner } from './rule-backend.js';
 import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting } from './routes.js';
-import { INPOD, checkProbeSource } from './rules.js';
 import { toLogger, type Logger } from '../logger.js';
 
 export type {
@@ -60,9 +59,7 @@ export type {
  * backends are injectable, so the same code runs on the fakes of podnet/testing (FakeNode) and on the kernel.
  */
 export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
-  readonly #options: Required<
-    Pick<NodeNetworkOptions, 'probeSetPrefix' | 'ipv6' | 'dnsCapture' | 'onConflict' | 'probeSourceV4' | 'probeSourceV6'>
-  >;
+  readonly #options: RuleOptions;
   readonly #netns: NetnsOpener;
   readonly #rtnetlink: RtnetlinkFactory;
   /** The host's probe sets and SNAT rules and the pods' in-pod rules, on iptables or nftables. */
@@ -87,37 +84,16 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    */
   constructor(options: NodeNetworkOptions = {}, wiring?: PreflightWiring) {
     super();
-    const o = checkOptions<NodeNetworkOptions>('options', options);
-    const onConflict = o.onConflict ?? 'takeover';
-    if (onConflict !== 'takeover' && onConflict !== 'error') throw invalidValue('options.onConflict', "'takeover' or 'error'", onConflict);
-    this.#options = {
-      probeSetPrefix: checkString('options.probeSetPrefix', o.probeSetPrefix ?? 'istio-inpod-probes', 28),
-      ipv6: o.ipv6 ?? false,
-      dnsCapture: o.dnsCapture ?? true,
-      onConflict,
-      probeSourceV4: checkProbeSource('options.probeSourceV4', o.probeSourceV4 ?? INPOD.probeSourceV4, 4),
-      probeSourceV6: checkProbeSource('options.probeSourceV6', o.probeSourceV6 ?? INPOD.probeSourceV6, 6),
-    };
+    const { o, checked } = checkNodeOptions(options);
+    this.#options = checked.rules;
     this.#netns = o.netns ?? realNetnsOpener;
     this.#rtnetlink = o.rtnetlink ?? realRtnetlink;
-    const backend = o.backend ?? 'iptables';
-    if (backend !== 'iptables' && backend !== 'nftables') throw invalidValue('options.backend', "'iptables' or 'nftables'", backend);
-    if (o.kubeletUid !== undefined) checkInteger('options.kubeletUid', o.kubeletUid, 0, 0xfffffffe);
-    const hostProcRoot = checkProcRoot('options.hostProcRoot', o.hostProcRoot ?? '/proc');
-    this.#admission = new PodAdmission(
-      o.maxPodsInFlight === undefined ? defaultPodsInFlight(backend) : checkInteger('options.maxPodsInFlight', o.maxPodsInFlight, 1, 1024),
-    );
-    if (o.proxy !== undefined) {
-      const p = o.proxy as unknown as Record<string, unknown>;
-      for (const m of ['addWorkload', 'delWorkload', 'replaceWorkloads']) {
-        if (typeof p?.[m] !== 'function') throw invalidType('options.proxy', 'a ZtunnelServer (addWorkload, delWorkload, replaceWorkloads)', o.proxy);
-      }
-    }
-    this.#proxy = o.proxy;
+    this.#admission = new PodAdmission(checked.maxPodsInFlight);
+    this.#proxy = checked.proxy;
     this.#log = toLogger(o.logger);
-    const fakes = o.ipset ?? o.iptables ?? o.nftables ?? o.netns ?? o.rtnetlink;
-    this.#preflight = preflightOf(o.preflight, fakes !== undefined, { backend, ipv6: this.#options.ipv6, hostProcRoot }, wiring);
-    const rules: RuleOptions = { ...this.#options };
+    const { backend, hostProcRoot, onConflict } = checked;
+    this.#preflight = preflightOf(o.preflight, checked.usesFakes, { backend, ipv6: checked.rules.ipv6, hostProcRoot }, wiring);
+    const rules = checked.rules;
     const probes = {
       onConflict,
       logger: this.#log,
