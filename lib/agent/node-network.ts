@@ -1,11 +1,10 @@
 /**
- * NodeNetwork: what a node agent imports. It keeps the host's probe sets and
- * SNAT rule, puts pods in and out of the mesh (in-pod rules, probe entries),
- * rebuilds from a snapshot at start-up and cleans up at shutdown. It uses the
- * Ipset, Iptables, Nftables and Netns APIs only through injectable backends, so
- * the same code runs on fakes (podnet/testing) and on the kernel. The rules go
- * through iptables (default) or nftables (`backend: 'nftables'`: the probe sets
- * as nft sets, the in-pod rules as inet tables, one batch per pod).
+ * NodeNetwork: what a node agent imports. It keeps the host's probe sets and SNAT rule, puts pods in and out of the
+ * mesh (in-pod rules, policy routes, the proxy handoff, probe entries), rebuilds from a snapshot at start-up and
+ * cleans up at shutdown. The order of the steps, their errors and events, the per-pod lock and the admission of pods
+ * are kept here; the rules themselves go through one RuleBackend (iptables by default, or nftables with
+ * `backend: 'nftables'`), and every client is injectable, so the same code runs on fakes (podnet/testing) and on the
+ * kernel.
  */
 import { EventEmitter } from 'node:events';
 
