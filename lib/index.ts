@@ -49,16 +49,10 @@ export {
   type IptablesFailureReason,
   type IptablesRestoreErrorFields,
 } from './errors.js';
-export {
-  NodeNetwork,
-  type NodeNetworkOptions,
-  type NodeNetworkEvents,
-  type PodInfo,
-  type NodeVerifyReport,
-  type PodVerifyReport,
-  type SnapshotReport,
-  type WorkloadProxy,
-} from './agent/node-network.js';
+export { NodeNetwork, checkNodePreflight, type NodeNetworkOptions } from './preflight/node-network.js';
+export type { NodeNetworkEvents, PodInfo, NodeVerifyReport, PodVerifyReport, SnapshotReport, WorkloadProxy } from './agent/node-network.js';
+export type { NodePreflight, NodePreflightRequest, PreflightWiring } from './agent/node-preflight.js';
+export type { RulesCheck, RuleDrift, ProbeSetState } from './agent/rule-backend.js';
 export { INPOD_ROUTING, inpodRoute, inpodRoutingRule, type PodRoutingState } from './agent/routes.js';
 export { ProbeSet, normalizeIp, type ProbeSetOptions, type ProbeConflict, type ProbeOwnerMismatch, type ConflictPolicy, type AddOutcome, type RemoveOutcome } from './agent/probe-set.js';
 export { hostProbeRules, inpodRules, INPOD, type HostProbeRulesConfig, type InpodRulesConfig } from './agent/rules.js';

@@ -23,8 +23,9 @@ function podOf(req, withWorkload) {
 function summary(report) {
   if (report.netns !== 'ok') return `its netns is ${report.netns}`;
   const parts = [];
-  for (const { family, result } of report.rules) if (!result.inSync) parts.push(`IPv${family} in-pod rules drifted`);
-  if (report.nftRules && !report.nftRules.inSync) parts.push('in-pod nftables drifted');
+  for (const { family, result } of report.rules) {
+    if (!result.inSync) parts.push(`${family === 'inet' ? 'nftables' : `IPv${family}`} in-pod rules drifted: ${result.missing.length} missing`);
+  }
   for (const r of report.routes) if (!(r.rule && r.route)) parts.push(`IPv${r.family} policy routing drifted`);
   return parts.join(', ') || 'not in sync';
 }

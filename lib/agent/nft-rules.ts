@@ -96,6 +96,27 @@ class TableBuilder {
   }
 }
 
+/**
+ * inpodTable starts one of the in-pod tables as the reference lays them out: base chains prerouting and output of
+ * the given types at one priority, and each jumping to its regular chain (PRERT, OUTPUT), the jump of `first` added
+ * first.
+ */
+function inpodTable(
+  name: string,
+  types: readonly ['filter' | 'nat', 'filter' | 'nat' | 'route'],
+  priority: number,
+  first: 'prerouting' | 'output',
+): TableBuilder {
+  const table = new TableBuilder(name).base('prerouting', types[0], 'prerouting', priority).base('output', types[1], 'output', priority);
+  table.regular(PRERT).regular(OUTPUT);
+  const jumps = [
+    ['prerouting', PRERT],
+    ['output', OUTPUT],
+  ] as const;
+  for (const [chain, target] of first === 'prerouting' ? jumps : [...jumps].reverse()) table.rule(chain, x.jump(target));
+  return table;
+}
+
 /** One family's loopback and probe source, and its address fields. */
 interface Fam {
   saddr: 'ip saddr' | 'ip6 saddr';
@@ -123,13 +144,7 @@ export function nftInpodRules(config: NftInpodRulesConfig = {}): NftRuleset {
     for (const f of fams) b.rule(chain, ...parts(f));
   };
 
-  const nat = new TableBuilder(NFT_TABLES.nat)
-    .base('prerouting', 'nat', 'prerouting', -100)
-    .base('output', 'nat', 'output', -100)
-    .regular(PRERT)
-    .regular(OUTPUT)
-    .rule('output', x.jump(OUTPUT))
-    .rule('prerouting', x.jump(PRERT));
+  const nat = inpodTable(NFT_TABLES.nat, ['nat', 'nat'], -100, 'output');
   for (const iface of vifs as string[]) {
     nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.counter(), x.redirect(port(INPOD.outboundPort)));
     nat.rule(PRERT, x.iifname(iface), x.l4proto('tcp'), x.counter(), x.return());
@@ -167,25 +182,13 @@ export function nftInpodRules(config: NftInpodRulesConfig = {}): NftRuleset {
     x.redirect(port(INPOD.outboundPort)),
   ]);
 
-  const mangle = new TableBuilder(NFT_TABLES.mangle)
-    .base('prerouting', 'filter', 'prerouting', -150)
-    .base('output', 'route', 'output', -150)
-    .regular(PRERT)
-    .regular(OUTPUT)
-    .rule('prerouting', x.jump(PRERT))
-    .rule('output', x.jump(OUTPUT));
+  const mangle = inpodTable(NFT_TABLES.mangle, ['filter', 'route'], -150, 'prerouting');
   mangle.rule(PRERT, x.mark(PROXY_MARK, MARK_MASK), x.counter(), x.setCtMark(0xfffff000, CONN_MARK));
   mangle.rule(OUTPUT, x.ctMark(CONN_MARK, MARK_MASK), x.counter(), x.setMarkFromCtMark());
 
   const tables = [nat.table, mangle.table];
   if (dns) {
-    const raw = new TableBuilder(NFT_TABLES.raw)
-      .base('prerouting', 'filter', 'prerouting', -300)
-      .base('output', 'filter', 'output', -300)
-      .regular(PRERT)
-      .regular(OUTPUT)
-      .rule('prerouting', x.jump(PRERT))
-      .rule('output', x.jump(OUTPUT))
+    const raw = inpodTable(NFT_TABLES.raw, ['filter', 'filter'], -300, 'prerouting')
       .rule(OUTPUT, x.port('udp dport', 53), x.mark(PROXY_MARK, MARK_MASK), x.counter(), x.setCtZone(1))
       .rule(PRERT, x.port('udp sport', 53), notProxyMark(), x.counter(), x.setCtZone(1));
     tables.push(raw.table);

@@ -1,360 +1,54 @@
 /**
- * NodeNetwork: what a node agent imports. It keeps the host's probe sets and
- * SNAT rule, puts pods in and out of the mesh (in-pod rules, probe entries),
- * rebuilds from a snapshot at start-up and cleans up at shutdown. It uses the
- * Ipset, Iptables, Nftables and Netns APIs only through injectable backends, so
- * the same code runs on fakes (podnet/testing) and on the kernel. The rules go
- * through iptables (default) or nftables (`backend: 'nftables'`: the probe sets
- * as nft sets, the in-pod rules as inet tables, one batch per pod).
+ * NodeNetwork: what a node agent imports. It keeps the host's probe sets and SNAT rule, puts pods in and out of the
+ * mesh (in-pod rules, policy routes, the proxy handoff, probe entries), rebuilds from a snapshot at start-up and
+ * cleans up at shutdown. The order of the steps, their errors and events, the per-pod lock and the admission of pods
+ * are kept here; the rules themselves go through one RuleBackend (iptables by default, or nftables with
+ * `backend: 'nftables'`), and every client is injectable, so the same code runs on fakes (podnet/testing) and on the
+ * kernel.
  */
 import { EventEmitter } from 'node:events';
 
-import { type AgentStepMessage, agentStepChannel, outcomeOf, timing } from '../diagnostics.js';
-import { IptablesLockTimeoutError, IptablesRestoreError, IpsetError, PodnetError, RtnetlinkError, isNotFound } from '../errors.js';
-import { ProxyError } from '../proxy/errors.js';
+import { agentStepChannel } from '../diagnostics.js';
+import { PodnetError, isNotFound } from '../errors.js';
 import type { ZtunnelWorkload } from '../proxy/ztunnel-server.js';
-import { encodeAs, type ZdsWorkloadInfo } from '../proxy/zds-messages.js';
-import { Ipset } from '../ipset/client.js';
-import type { Iptables } from '../iptables/iptables.js';
-import type { RuleSet } from '../iptables/rule-set.js';
-import type { VerifyResult } from '../iptables/verify.js';
-import { Netns, type NetnsLike } from '../netns.js';
-import { checkArray, checkInteger, checkOptions, invalidType, invalidValue, checkString } from '../validate.js';
-import type { Nftables } from '../nftables/client.js';
+import { checkArray, checkOptions, invalidType, invalidValue } from '../validate.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
-import {
-  realIptables,
-  realNetnsOpener,
-  realNftables,
-  realRtnetlink,
-  type AgentNetns,
-  type IptablesFactory,
-  type NetnsOpener,
-  type NftablesFactory,
-  type RtnetlinkFactory,
-} from './backends.js';
-import { NftHost, withPodNftables } from './nft-node.js';
-import type { NftProbeSet } from './nft-probe-set.js';
-import type { NftRuleset, NftVerifyResult } from '../nftables/index.js';
-import { KubeletUidError, checkProcRoot } from './nft-kubelet.js';
-import { nftInpodRules } from './nft-rules.js';
-import { AgentError, ProbeOwnerConflictError, type AgentStep } from './errors.js';
+import { realIptables, realNetnsOpener, realNftables, realRtnetlink, type AgentNetns, type NetnsOpener, type RtnetlinkFactory } from './backends.js';
+import { publishStep, retryable, settled } from './agent-steps.js';
+import { AgentError, type AgentStep } from './errors.js';
+import { IptablesBackend } from './iptables-backend.js';
 import { KeyedLock } from './keyed-lock.js';
-import { PodAdmission, defaultPodsInFlight } from './pod-admission.js';
-import { checkNode, checkPreflightOptions } from '../preflight/check-node.js';
-import { PreflightError } from '../preflight/errors.js';
-import type { PreflightOptions } from '../preflight/types.js';
+import { NftablesBackend } from './nftables-backend.js';
+import type { NftProbeSet } from './nft-probe-set.js';
+import type {
+  NodeNetworkEvents,
+  NodeNetworkOptions,
+  NodeVerifyReport,
+  PodInfo,
+  PodProbeEntries,
+  PodVerifyReport,
+  SnapshotReport,
+  WorkloadProxy,
+} from './node-network-types.js';
+import { checkNodeOptions } from './node-options.js';
+import { preflightOf, type PreflightWiring } from './node-preflight.js';
+import { PodAdmission } from './pod-admission.js';
+import { checkPod, podProbeEntries } from './pod-info.js';
+import { normalizeIp, type ProbeConflict, type ProbeOwnerMismatch, type ProbeOwnership } from './probe-ownership.js';
+import type { ProbeSet } from './probe-set.js';
+import type { RuleBackend, RuleOptions, StepRunner } from './rule-backend.js';
+import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting } from './routes.js';
 import { toLogger, type Logger } from '../logger.js';
-import { ProbeSet, normalizeIp, type ConflictPolicy, type ProbeConflict, type ProbeOwnerMismatch } from './probe-set.js';
-import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting, type PodRoutingState } from './routes.js';
-import { INPOD, checkProbeSource, hostProbeRules, inpodRules } from './rules.js';
 
-/** NodeNetworkOptions configure a NodeNetwork; every field has a default, the backends default to the real ones. */
-export interface NodeNetworkOptions {
-  /** The host namespace (a handle or a path); default: the current one. */
-  hostNetns?: NetnsLike;
-  /** Probe sets are `<prefix>-v4` and `<prefix>-v6`; default 'istio-inpod-probes'. */
-  probeSetPrefix?: string;
-  /** Also handle IPv6: the v6 probe set, ip6tables host and in-pod rules (default false). */
-  ipv6?: boolean;
-  /** Capture DNS inside pods (default true). */
-  dnsCapture?: boolean;
-  /** The IPv4 address probes are SNATed to, in host and in-pod rules (default INPOD.probeSourceV4). */
-  probeSourceV4?: string;
-  /** The IPv6 one, used with `ipv6` (default INPOD.probeSourceV6). */
-  probeSourceV6?: string;
-  /** What to do when a pod's IP is still owned by another pod (default 'takeover'). */
-  onConflict?: ConflictPolicy;
-  /** The host's ipset client; default one opened in hostNetns (and closed by stop()). */
-  ipset?: Ipset;
-  /** Opens iptables clients; default real ones (Iptables.open). */
-  iptables?: IptablesFactory;
-  /**
-   * Which rules the node gets: 'iptables' (default; probe sets in ipset) or 'nftables' (the reference's nftables
-   * backend: probe sets as nft sets in the host's `inet istio-ambient-nat`, in-pod rules as its three inet tables,
-   * each pod's in one batch; no ipset or iptables used).
-   */
-  backend?: 'iptables' | 'nftables';
-  /** Opens nf_tables clients for the nftables backend; default real ones (Nftables.open). */
-  nftables?: NftablesFactory;
-  /**
-   * The kubelet's uid for the nftables backend's host SNAT rule (`meta skuid`); default: detected at start() from
-   * the process hosting the kubelet under `hostProcRoot` (comm `kubelet`, MicroK8s' `kubelite`, or `k3s server` /
-   * `k3s agent`; see detectKubeletUid). When it cannot be told, start() rejects with AgentError step 'kubelet-uid'
-   * (`ERR_AGENT_KUBELET_UID`) whose cause is a KubeletUidError, before anything is changed.
-   */
-  kubeletUid?: number;
-  /**
-   * The host's procfs, an absolute path, where the nftables backend looks for the kubelet when `kubeletUid` is not
-   * given (default '/proc'). An agent in a container passes the host's /proc mounted into it (the reference's
-   * DaemonSet mounts it at '/host/proc'): its own /proc shows only its own processes.
-   */
-  hostProcRoot?: string;
-  /** Opens pod namespaces; default real ones (Netns). */
-  netns?: NetnsOpener;
-  /** Opens rtnetlink clients in pod namespaces for the policy routes; default real ones (Rtnetlink.open). */
-  rtnetlink?: RtnetlinkFactory;
-  /**
-   * The node proxy each pod's netns is handed to (a ZtunnelServer, or anything with its interface); default none.
-   * With one, pods need `workload` and `netns`, and it holds the enrolled pods a (re)connecting proxy gets as its
-   * snapshot: syncSnapshot replaces them; stop() leaves the proxy alone (its owner closes it).
-   */
-  proxy?: WorkloadProxy;
-  /** Where the agent logs its steps, conflicts and repairs (any levels may be left out; default: nowhere). */
-  logger?: Partial<Logger>;
-  /**
-   * Whether start() first runs checkNode for this backend, `ipv6` and `hostProcRoot` and rejects with AgentError
-   * step 'preflight' (its cause a PreflightError naming what is missing) before it changes anything. Default: true
-   * with the real backends, false when any backend (ipset, iptables, nftables, netns, rtnetlink) is given, since
-   * those are not the kernel. false skips it (for callers that run it themselves); an object runs it with those
-   * preflight options (`probes`, `path`, `netnsSysctls`). The report is kept per process.
-   */
-  preflight?: boolean | Pick<PreflightOptions, 'probes' | 'path' | 'netnsSysctls'>;
-  /**
-   * How many pods' addPod and removePod calls run at once, an integer from 1 to 1024; the others wait their turn in
-   * call order, so in a burst the first pods finish first and no step's deadline starts before its pod's turn.
-   * Default: with iptables one per CPU, with nftables libuv's pool size (UV_THREADPOOL_SIZE, default 4).
-   */
-  maxPodsInFlight?: number;
-}
-
-/** WorkloadProxy is what NodeNetwork needs of the node proxy: ZtunnelServer's workload calls. */
-export interface WorkloadProxy {
-  /**
-   * addWorkload hands a pod's namespace to the proxy and resolves on its ack; rejects with ProxyError when it cannot.
-   */
-  addWorkload(uid: string, workload: ZdsWorkloadInfo, netns: { readonly fd: number }): Promise<void>;
-  /** delWorkload tells the proxy the pod is gone and resolves on its ack; rejects with ProxyError when it cannot. */
-  delWorkload(uid: string): Promise<void>;
-  /** replaceWorkloads sets the pods a (re)connecting proxy is sent as its snapshot. */
-  replaceWorkloads(workloads: readonly ZtunnelWorkload[]): void;
-}
-
-/** PodInfo is a pod as the agent sees it. */
-export interface PodInfo {
-  /** The pod's UID: the owner recorded in the probe set entries. */
-  uid: string;
-  /** The pod's IPs (IPv4, and IPv6 with the `ipv6` option). */
-  ips: readonly string[];
-  /** The pod's namespace (handle or path); needed for in-pod rules. */
-  netns?: NetnsLike;
-  /** Leave the pod's inbound traffic alone (inpodRules' `ingressOnly`; default false). */
-  ingressOnly?: boolean;
-  /**
-   * Interfaces inside the pod whose inbound TCP is redirected to the proxy's outbound port (inpodRules'
-   * `virtualInterfaces`, the reference's `istio.io/reroute-virtual-interfaces` annotation; default none). Each an
-   * interface name: 1 to 15 bytes, no whitespace, '/' or ':', not '.' or '..'.
-   */
-  virtualInterfaces?: readonly string[];
-  /** The pod's name, namespace and service account, for the node proxy (needed with the `proxy` option). */
-  workload?: ZdsWorkloadInfo;
-}
-
-/** PodVerifyReport is what verify found in one pod's namespace. */
-export interface PodVerifyReport {
-  /** The pod's UID. */
-  uid: string;
-  /** Whether its namespace is the one it was enrolled in and its rules and routes are all as they should be. */
-  inSync: boolean;
-  /**
-   * The pod's namespace: 'ok'; 'gone' (its path no longer opens: nothing else was checked); or 'replaced' (it opens
-   * to another namespace than the one addPod enrolled, as when the runtime recreated the sandbox: addPod again, or
-   * repair, enrolls the new one).
-   */
-  netns: 'ok' | 'gone' | 'replaced';
-  /** The in-pod iptables rules, per family (empty with the nftables backend). */
-  rules: { family: 4 | 6; result: VerifyResult }[];
-  /** The in-pod nftables tables (with the nftables backend). */
-  nftRules?: NftVerifyResult;
-  /** The policy rule and local route, per family that gets them. */
-  routes: PodRoutingState[];
-  /**
-   * The pod's probe entries as the host's probe sets hold them (read from the sets, not the agent's memory): its IPs
-   * with no entry (`missing`), and those whose entry another pod owns (`foreign`). Both are empty when in sync.
-   */
-  probeEntries: {
-    /** The pod's IPs (normalized) that have no entry. */
-    missing: string[];
-    /** The pod's IPs whose entry names another owner ('' for an entry without comment). */
-    foreign: { ip: string; owner: string }[];
-  };
-}
-
-/** What verify found of one pod's probe entries. */
-type PodProbeEntries = PodVerifyReport['probeEntries'];
-
-/** NodeVerifyReport is what NodeNetwork.verify found on the host and in the pods it was given. */
-export interface NodeVerifyReport {
-  /** Whether everything is as it should be. */
-  inSync: boolean;
-  /** Each probe set: whether it exists, and whether it has the type and options the agent creates. */
-  sets: { name: string; present: boolean; ok: boolean }[];
-  /** The host iptables rules, per family (empty with the nftables backend). */
-  hostRules: { family: 4 | 6; result: VerifyResult }[];
-  /** The host's nftables table: its SNAT chain and rule, and its sets' type and comment (with the nftables backend). */
-  nftHostRules?: NftVerifyResult;
-  /** The pods passed to verify({ pods }), in that order. */
-  pods: PodVerifyReport[];
-}
-
-/**
- * SnapshotReport is what NodeNetwork.syncSnapshot changed, and which pods it could not bring in line (`failed`): the
- * snapshot is in sync only when `failed` is empty.
- */
-export interface SnapshotReport {
-  /** Probe entries added. */
-  added: number;
-  /** Probe entries already there for the same pod. */
-  unchanged: number;
-  /** Probe entries taken over from another pod. */
-  takenOver: number;
-  /** Probe entries removed because no pod of the snapshot claims their IP. */
-  pruned: { ip: string; owner: string }[];
-  /** Set when pruning was skipped because some pod had no IP yet. */
-  pruneSkipped: boolean;
-  /** Pods whose in-pod rules were re-applied (with `reapplyRules`). */
-  rulesReapplied: number;
-  /**
-   * The pods that failed, in snapshot order. A pod whose rules could not be re-applied gets no probe entry written
-   * (a probe entry never exists without its rules); an entry it already has is left as it is (its IP is still
-   * claimed, so never pruned). Retrying the snapshot, or addPod / removePod for the pod, settles it.
-   */
-  failed: {
-    /** The pod's UID. */
-    uid: string;
-    /** The step that failed ('netns', 'inpod-rules' or 'routes' while re-applying its rules; 'probe-set'). */
-    step: AgentStep;
-    /** What failed, with `retryable` and the original error as `cause`. */
-    error: AgentError;
-  }[];
-}
-
-/**
- * NodeNetworkEvents are the events a NodeNetwork emits, after the change they report. A listener that throws is
- * logged as an error and never fails the operation that emitted the event.
- */
-export interface NodeNetworkEvents {
-  /** A pod's IP was taken over from another pod (onConflict 'takeover'). */
-  conflict: [ProbeConflict];
-  /** A removal was refused because another pod owns the entry. */
-  ownerMismatch: [ProbeOwnerMismatch];
-}
-
-/** publishStep publishes a step on `podnet:agent:step`; its outcome is the code of what made it fail. */
-function publishStep(step: AgentStep, pod: string | undefined, description: string, start: number, error?: AgentError): void {
-  const about = { step, pod, description };
-  let message: AgentStepMessage;
-  if (error === undefined) message = { ...about, ...timing(start, 'ok') };
-  else {
-    const cause = error.cause === undefined ? error : error.cause;
-    const outcome = outcomeOf(cause);
-    message = { ...about, ...timing(start, outcome === 'ERR_UNKNOWN' ? error.code : outcome, error) };
-  }
-  agentStepChannel.publish(message);
-}
-
-/**
- * checkPod returns a checked copy of a pod (its arrays dense copies, checked index by index), so a caller changing
- * its object after the call cannot change what a queued call applies. Throws InvalidArgumentError naming the field.
- */
-function checkPod(pod: unknown, name = 'pod', needsWorkload = false): PodInfo {
-  const p = checkOptions<PodInfo>(name, pod);
-  const uid = checkString(`${name}.uid`, p.uid, 255);
-  // A path is checked as every path podnet opens is (PATH_MAX, no NUL, no lone surrogate); a handle is the caller's.
-  if (p.netns !== undefined && !(p.netns instanceof Netns)) checkString(`${name}.netns`, p.netns, 4095);
-  const ips = checkArray(`${name}.ips`, p.ips, 'an array of IP addresses', (ip, at) => {
-    normalizeIp(ip, at);
-    return ip as string;
-  });
-  if (p.ingressOnly !== undefined && typeof p.ingressOnly !== 'boolean') {
-    throw invalidType(`${name}.ingressOnly`, 'a boolean', p.ingressOnly);
-  }
-  const virtualInterfaces =
-    p.virtualInterfaces === undefined
-      ? undefined
-      : checkArray(`${name}.virtualInterfaces`, p.virtualInterfaces, 'an array of interface names', (iface, at) => checkInterfaceName(at, iface));
-  let workload: ZdsWorkloadInfo | undefined;
-  if (p.workload !== undefined || needsWorkload) {
-    const w = checkOptions<ZdsWorkloadInfo>(`${name}.workload`, p.workload);
-    if (p.workload === undefined) throw invalidType(`${name}.workload`, "the pod's name, namespace and service account", p.workload);
-    checkString(`${name}.workload.name`, w.name, 253);
-    checkString(`${name}.workload.namespace`, w.namespace, 253);
-    if (typeof w.serviceAccount !== 'string') throw invalidType(`${name}.workload.serviceAccount`, 'a string', w.serviceAccount);
-    workload = { name: w.name, namespace: w.namespace, serviceAccount: w.serviceAccount } as ZdsWorkloadInfo;
-    // What the node proxy would refuse (a lone surrogate, a message past ZDS's 1 KiB) is refused before any step.
-    encodeAs(`${name}.`, { kind: 'add', uid, workload });
-  }
-  return {
-    uid,
-    ips,
-    ...(p.netns === undefined ? {} : { netns: p.netns }),
-    ...(p.ingressOnly === undefined ? {} : { ingressOnly: p.ingressOnly }),
-    ...(virtualInterfaces === undefined ? {} : { virtualInterfaces }),
-    ...(workload === undefined ? {} : { workload }),
-  };
-}
-
-/**
- * checkInterfaceName returns value if the kernel takes it as an interface name (dev_valid_name: 1 to 15 bytes, no
- * whitespace, '/' or ':', not '.' or '..'); throws InvalidArgumentError naming name otherwise.
- */
-function checkInterfaceName(name: string, value: unknown): string {
-  const iface = checkString(name, value, 15);
-  if (/[\s/:]/.test(iface) || iface === '.' || iface === '..') {
-    throw invalidValue(name, "an interface name (no whitespace, '/' or ':', not '.' or '..')", value);
-  }
-  return iface;
-}
-
-/** settled waits for every promise, then resolves with their values or rejects with the first failure. */
-async function settled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
-  const results = await Promise.allSettled(promises);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
-}
-
-/** podProbeEntries compares a pod's IPs with what the probe sets hold (normalized IP to owner). */
-function podProbeEntries(pod: PodInfo, held: ReadonlyMap<string, string>): PodProbeEntries {
-  const entries: PodProbeEntries = { missing: [], foreign: [] };
-  for (const ip of new Set(pod.ips.map((a) => normalizeIp(a).ip))) {
-    const owner = held.get(ip);
-    if (owner === undefined) entries.missing.push(ip);
-    else if (owner !== pod.uid) entries.foreign.push({ ip, owner });
-  }
-  return entries;
-}
-
-/** Whether retrying the same call can help after err. */
-/** preflightOf is the preflight start() runs for these options, or undefined when it is skipped. */
-function preflightOf(o: Partial<NodeNetworkOptions>, backend: 'iptables' | 'nftables', hostProcRoot: string): PreflightOptions | undefined {
-  const choice = o.preflight;
-  if (choice === false) return undefined;
-  if (choice === undefined || choice === true) {
-    const fakes = o.ipset ?? o.iptables ?? o.nftables ?? o.netns ?? o.rtnetlink;
-    if (choice === undefined && fakes !== undefined) return undefined;
-    return { backend, ipv6: o.ipv6 ?? false, hostProcRoot };
-  }
-  const given = checkOptions<PreflightOptions>('options.preflight', choice);
-  const options = { ...given, backend, ipv6: o.ipv6 ?? false, hostProcRoot };
-  checkPreflightOptions(options);
-  return options;
-}
-
-function retryable(err: unknown): boolean {
-  // No kubelet yet (it may be restarting) can change; kubelets of several uids or an unreadable procfs will not.
-  if (err instanceof KubeletUidError) return err.uids.length === 0 && err.cause === undefined;
-  if (err instanceof ProbeOwnerConflictError) return false; // stale entries are not cleared by retrying
-  if (err instanceof IptablesLockTimeoutError) return true;
-  if (err instanceof IptablesRestoreError) return false; // the rules themselves were refused
-  if (err instanceof IpsetError) return err.code === 'ETIMEDOUT' || err.code === 'ENOBUFS' || err.code === 'IPSET_ERR_BUSY';
-  // The kernel refused the route or rule itself (ENODEV: no lo, EINVAL): the same call will be refused again.
-  if (err instanceof RtnetlinkError) return err.code === 'ETIMEDOUT' || err.code === 'EAGAIN' || err.code === 'ENOBUFS';
-  // No proxy yet, a lost connection, a refused add: a proxy that (re)connects or retries its listeners fixes each.
-  if (err instanceof ProxyError) return true;
-  const code = (err as { code?: unknown })?.code;
-  return code === 'ETIMEDOUT' || code === 'EAGAIN' || code === 'ERR_PROCESS_TIMEOUT';
-}
+export type {
+  NodeNetworkEvents,
+  NodeNetworkOptions,
+  NodeVerifyReport,
+  PodInfo,
+  PodVerifyReport,
+  SnapshotReport,
+  WorkloadProxy,
+} from './node-network-types.js';
 
 /**
  * NodeNetwork is what a node agent drives: it keeps the host's probe sets and SNAT rules (start, stop), puts pods in
@@ -364,25 +58,16 @@ function retryable(err: unknown): boolean {
  * backends are injectable, so the same code runs on the fakes of podnet/testing (FakeNode) and on the kernel.
  */
 export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
-  readonly #options: Required<
-    Pick<NodeNetworkOptions, 'probeSetPrefix' | 'ipv6' | 'dnsCapture' | 'onConflict' | 'probeSourceV4' | 'probeSourceV6'>
-  >;
-  readonly #hostNetns: NetnsLike | undefined;
-  readonly #iptables: IptablesFactory;
+  readonly #options: RuleOptions;
   readonly #netns: NetnsOpener;
   readonly #rtnetlink: RtnetlinkFactory;
-  readonly #nftables: NftablesFactory;
-  /** The nftables backend's host side; undefined with iptables. */
-  readonly #nft: NftHost | undefined;
+  /** The host's probe sets and SNAT rules and the pods' in-pod rules, on iptables or nftables. */
+  readonly #rules: RuleBackend;
   readonly #proxy: WorkloadProxy | undefined;
   readonly #log: Logger;
   /** The preflight start() runs first, or undefined when it is skipped. */
-  readonly #preflight: PreflightOptions | undefined;
-  #ipset: Ipset | undefined;
-  readonly #ownsIpset: boolean;
-  #probes: ProbeSet | NftProbeSet | undefined;
-  #hostIptables = new Map<4 | 6, Iptables>();
-  #backend: 'nft' | 'legacy' | undefined;
+  readonly #preflight: (() => Promise<Error | undefined>) | undefined;
+  #probes: ProbeOwnership | undefined;
   #started = false;
   /** Calls for one pod (by uid) run in call order; calls for different pods run freely. */
   readonly #podCalls = new KeyedLock();
@@ -391,69 +76,43 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   /** The pods addPod enrolled (or a snapshot named): the namespace they were enrolled in and their IPs. */
   readonly #enrolled = new Map<string, { netnsId: string | undefined; ips: readonly string[] }>();
 
-  /** constructor checks the options and throws InvalidArgumentError naming a bad one (`options.<name>`). */
-  constructor(options: NodeNetworkOptions = {}) {
+  /**
+   * constructor checks the options and throws InvalidArgumentError naming a bad one (`options.<name>`). wiring turns
+   * the `preflight` option's true or settings into the check start() runs first (the package's NodeNetwork passes
+   * checkNode's); without it only a preflight function is run.
+   */
+  constructor(options: NodeNetworkOptions = {}, wiring?: PreflightWiring) {
     super();
-    const o = checkOptions<NodeNetworkOptions>('options', options);
-    const onConflict = o.onConflict ?? 'takeover';
-    if (onConflict !== 'takeover' && onConflict !== 'error') throw invalidValue('options.onConflict', "'takeover' or 'error'", onConflict);
-    this.#options = {
-      probeSetPrefix: checkString('options.probeSetPrefix', o.probeSetPrefix ?? 'istio-inpod-probes', 28),
-      ipv6: o.ipv6 ?? false,
-      dnsCapture: o.dnsCapture ?? true,
-      onConflict,
-      probeSourceV4: checkProbeSource('options.probeSourceV4', o.probeSourceV4 ?? INPOD.probeSourceV4, 4),
-      probeSourceV6: checkProbeSource('options.probeSourceV6', o.probeSourceV6 ?? INPOD.probeSourceV6, 6),
-    };
-    this.#hostNetns = o.hostNetns;
-    this.#iptables = o.iptables ?? realIptables(o.hostNetns);
+    const { o, checked } = checkNodeOptions(options);
+    this.#options = checked.rules;
     this.#netns = o.netns ?? realNetnsOpener;
     this.#rtnetlink = o.rtnetlink ?? realRtnetlink;
-    const backend = o.backend ?? 'iptables';
-    if (backend !== 'iptables' && backend !== 'nftables') throw invalidValue('options.backend', "'iptables' or 'nftables'", backend);
-    if (o.kubeletUid !== undefined) checkInteger('options.kubeletUid', o.kubeletUid, 0, 0xfffffffe);
-    const hostProcRoot = checkProcRoot('options.hostProcRoot', o.hostProcRoot ?? '/proc');
-    this.#admission = new PodAdmission(
-      o.maxPodsInFlight === undefined ? defaultPodsInFlight(backend) : checkInteger('options.maxPodsInFlight', o.maxPodsInFlight, 1, 1024),
-    );
-    this.#nftables = o.nftables ?? realNftables(o.hostNetns);
-    if (o.proxy !== undefined) {
-      const p = o.proxy as unknown as Record<string, unknown>;
-      for (const m of ['addWorkload', 'delWorkload', 'replaceWorkloads']) {
-        if (typeof p?.[m] !== 'function') throw invalidType('options.proxy', 'a ZtunnelServer (addWorkload, delWorkload, replaceWorkloads)', o.proxy);
-      }
-    }
-    this.#proxy = o.proxy;
+    this.#admission = new PodAdmission(checked.maxPodsInFlight);
+    this.#proxy = checked.proxy;
     this.#log = toLogger(o.logger);
-    this.#preflight = preflightOf(o, backend, hostProcRoot);
-    this.#ipset = o.ipset;
-    this.#ownsIpset = o.ipset === undefined;
-    this.#nft =
+    const { backend, hostProcRoot, onConflict } = checked;
+    this.#preflight = preflightOf(o.preflight, checked.usesFakes, { backend, ipv6: checked.rules.ipv6, hostProcRoot }, wiring);
+    const rules = checked.rules;
+    const probes = {
+      onConflict,
+      logger: this.#log,
+      onConflictEvent: (c: ProbeConflict) => this.emit('conflict', c),
+      onOwnerMismatch: (m: ProbeOwnerMismatch) => this.emit('ownerMismatch', m),
+    };
+    this.#rules =
       backend === 'nftables'
-        ? new NftHost({
-            nftables: this.#nftables,
-            kubeletUid: o.kubeletUid,
-            procRoot: hostProcRoot,
-            prefix: this.#options.probeSetPrefix,
-            ipv6: this.#options.ipv6,
-            probeSourceV4: this.#options.probeSourceV4,
-            probeSourceV6: this.#options.probeSourceV6,
-            onConflict,
-            logger: this.#log,
-            onConflictEvent: (c) => this.emit('conflict', c),
-            onOwnerMismatch: (m) => this.emit('ownerMismatch', m),
-          })
-        : undefined;
+        ? new NftablesBackend({ rules, probes, nftables: o.nftables ?? realNftables(o.hostNetns), kubeletUid: o.kubeletUid, procRoot: hostProcRoot })
+        : new IptablesBackend({ rules, probes, ipset: o.ipset, hostNetns: o.hostNetns, iptables: o.iptables ?? realIptables(o.hostNetns) });
   }
 
   /** backend is which rules the node gets: 'iptables' or 'nftables'. */
   get backend(): 'iptables' | 'nftables' {
-    return this.#nft ? 'nftables' : 'iptables';
+    return this.#rules.name;
   }
 
   /** probeSet is the host's ProbeSet (an NftProbeSet with the nftables backend) once start() ran. */
   get probeSet(): ProbeSet | NftProbeSet | undefined {
-    return this.#probes;
+    return this.#probes as ProbeSet | NftProbeSet | undefined;
   }
 
   async #step<T>(step: AgentStep, pod: string | undefined, what: string, fn: () => Promise<T>): Promise<T> {
@@ -476,42 +135,12 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     return new AgentError(step, message, { cause: err, retryable: retryable(err), ...(pod === undefined ? {} : { pod }) });
   }
 
-  #probeSource(family: 4 | 6): string {
-    return family === 4 ? this.#options.probeSourceV4 : this.#options.probeSourceV6;
+  /** #steps runs a backend's steps as this NodeNetwork's, for pod (or the node). */
+  #steps(pod?: string): StepRunner {
+    return (step, what, fn) => this.#step(step, pod, what, fn);
   }
 
-  #hostRules(family: 4 | 6): RuleSet {
-    return hostProbeRules({ family, probeSetPrefix: this.#options.probeSetPrefix, probeSource: this.#probeSource(family) });
-  }
-
-  // Every use of a pod's rules (add, remove, reconcile) goes through here, so all see the pod's own variant.
-  #podRules(family: 4 | 6, pod: PodInfo): RuleSet {
-    return inpodRules({
-      family,
-      dnsCapture: this.#options.dnsCapture,
-      probeSource: this.#probeSource(family),
-      ingressOnly: pod.ingressOnly ?? false,
-      virtualInterfaces: pod.virtualInterfaces ?? [],
-    });
-  }
-
-  get #families(): (4 | 6)[] {
-    return this.#options.ipv6 ? [4, 6] : [4];
-  }
-
-  // The nftables twin of #podRules: both families in the same inet tables.
-  #podNftRules(pod: PodInfo): NftRuleset {
-    return nftInpodRules({
-      ipv6: this.#options.ipv6,
-      dnsCapture: this.#options.dnsCapture,
-      probeSourceV4: this.#options.probeSourceV4,
-      probeSourceV6: this.#options.probeSourceV6,
-      ingressOnly: pod.ingressOnly ?? false,
-      virtualInterfaces: pod.virtualInterfaces ?? [],
-    });
-  }
-
-  #live(): ProbeSet | NftProbeSet {
+  #live(): ProbeOwnership {
     if (!this.#probes || !this.#started) throw new PodnetError('node network is not started', 'ERR_AGENT_NOT_STARTED');
     return this.#probes;
   }
@@ -521,67 +150,35 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * SNAT rules (deleted, then created). With the nftables backend and no `kubeletUid` it first detects the kubelet's
    * uid under `hostProcRoot`. Rejects with AgentError: step 'kubelet-uid' (its cause a KubeletUidError; retryable
    * when no kubelet runs yet), 'sets' or 'host-rules'. Before all that it runs the preflight (see the `preflight`
-   * option) and rejects with AgentError step 'preflight' (`ERR_AGENT_PREFLIGHT`, not retryable, its cause a
-   * PreflightError) when the node lacks a feature, having changed nothing.
+   * option) and rejects with AgentError step 'preflight' (`ERR_AGENT_PREFLIGHT`, not retryable, its cause the
+   * preflight's error, a PreflightError with checkNode) when the node lacks a feature, having changed nothing.
    */
   async start(): Promise<void> {
     if (this.#started) return;
     const preflight = this.#preflight;
     if (preflight) {
       await this.#step('preflight', undefined, 'checking what the node offers', async () => {
-        const report = await checkNode(preflight);
-        if (report.ok) return;
-        const missing = new PreflightError(report);
+        const missing = await preflight();
+        if (missing === undefined) return;
         this.#log.error(missing.message, { step: 'preflight' });
         // A node that lacks a module or a program does not grow one by retrying.
         throw new AgentError('preflight', `checking what the node offers failed: ${missing.message}`, { cause: missing, retryable: false });
       });
     }
-    if (this.#nft) return this.#startNft(this.#nft);
-    this.#ipset ??= await this.#step('sets', undefined, 'opening ipset in the host namespace', () =>
-      Ipset.open(this.#hostNetns === undefined ? {} : { netns: this.#hostNetns }),
-    );
-    const probes = new ProbeSet({
-      ipset: this.#ipset,
-      prefix: this.#options.probeSetPrefix,
-      ipv6: this.#options.ipv6,
-      onConflict: this.#options.onConflict,
-      logger: this.#log,
-      onConflictEvent: (c) => this.emit('conflict', c),
-      onOwnerMismatch: (m) => this.emit('ownerMismatch', m),
-    });
+    const probes = await this.#rules.open(this.#steps());
     await this.#step('sets', undefined, 'creating the probe sets', async () => {
       await probes.ensure();
       await probes.load();
     });
     this.#probes = probes;
-    await this.#step('host-rules', undefined, 'installing the host SNAT rules', async () => {
-      for (const family of this.#families) {
-        const ipt = await this.#iptables({ netns: undefined, family });
-        this.#hostIptables.set(family, ipt);
-        this.#backend ??= ipt.backend;
-        const rules = this.#hostRules(family);
-        await ipt.remove(rules);
-        await ipt.apply(rules);
-      }
-    });
+    await this.#step('host-rules', undefined, 'installing the host SNAT rules', () => this.#rules.start());
     this.#started = true;
-    this.#log.info('node network started', { set: probes.v4Name });
+    this.#log.info('node network started', { set: probes.v4Name, ...this.#backendField() });
   }
 
-  async #startNft(host: NftHost): Promise<void> {
-    const kubeletUid =
-      host.configuredKubeletUid ??
-      (await this.#step('kubelet-uid', undefined, "detecting the kubelet's uid", async () => host.detectKubeletUid()));
-    const probes = await this.#step('sets', undefined, 'opening nftables in the host namespace', () => host.open(kubeletUid));
-    await this.#step('sets', undefined, 'creating the probe sets', async () => {
-      await probes.ensure();
-      await probes.load();
-    });
-    this.#probes = probes;
-    await this.#step('host-rules', undefined, 'installing the host SNAT rules', () => host.installRules());
-    this.#started = true;
-    this.#log.info('node network started', { set: probes.v4Name, backend: 'nftables' });
+  /** The backend as a log field, for nftables only (iptables is the default). */
+  #backendField(): { backend?: 'nftables' } {
+    return this.#rules.name === 'nftables' ? { backend: 'nftables' } : {};
   }
 
   #openPodNetns(pod: PodInfo): AgentNetns {
@@ -599,20 +196,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
   }
 
-  async #podIptables<T>(pod: PodInfo, ns: AgentNetns, fn: (ipt: Iptables, family: 4 | 6) => Promise<T>): Promise<T[]> {
-    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, async () => {
-      const out: T[] = [];
-      for (const family of this.#families) {
-        const ipt = await this.#iptables({ netns: ns, family, ...(this.#backend ? { backend: this.#backend } : {}) });
-        out.push(await fn(ipt, family));
-      }
-      return out;
-    });
-  }
-
-  /** Runs fn on the pod's nf_tables client in the 'inpod-rules' step (the nftables twin of #podIptables). */
-  async #podNftables<T>(pod: PodInfo, ns: AgentNetns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
-    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, () => withPodNftables(this.#nftables, ns, fn));
+  /** Runs fn, a call of the backend on the pod's in-pod rules, in the 'inpod-rules' step. */
+  async #inpodRules<T>(pod: PodInfo, fn: () => Promise<T>): Promise<T> {
+    return this.#step('inpod-rules', pod.uid, `in-pod rules of pod '${pod.uid}'`, fn);
   }
 
   async #podRouting<T>(pod: PodInfo, ns: AgentNetns, fn: (rt: Rtnetlink, families: (4 | 6)[]) => Promise<T>): Promise<T> {
@@ -652,8 +238,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         // The runtime recreated the sandbox: the rules and the proxy's listeners go into the new namespace.
         this.#log.warn(`pod '${p.uid}' has a new namespace; enrolling it again`, { pod: p.uid, netns: ns.path });
       }
-      if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.apply(this.#podNftRules(p)));
-      else await this.#podIptables(p, ns, (ipt, family) => ipt.apply(this.#podRules(family, p)));
+      await this.#inpodRules(p, () => this.#rules.applyPod(p, ns));
       await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
       const proxy = this.#proxy;
       if (proxy) {
@@ -700,8 +285,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#enrolled.delete(p.uid);
     if (!deleted) {
       await this.#withPod(p, async (ns) => {
-        if (this.#nft) await this.#podNftables(p, ns, (nft) => nft.remove(this.#podNftRules(p)));
-        else await this.#podIptables(p, ns, (ipt, family) => ipt.remove(this.#podRules(family, p)));
+        await this.#inpodRules(p, () => this.#rules.removePod(p, ns));
         await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
       });
     }
@@ -791,32 +375,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
 
   async #verify(pods: readonly PodInfo[]): Promise<NodeVerifyReport> {
     const probes = this.#live();
-    if (this.#nft) {
-      const sets = await this.#nft.verifySets();
-      const nftHostRules = await this.#nft.verifyRules();
-      const podReports = await this.#verifyPods(pods, probes);
-      const inSync = sets.every((s) => s.ok) && nftHostRules.inSync && podReports.every((p) => p.inSync);
-      return { inSync, sets, hostRules: [], nftHostRules, pods: podReports };
-    }
-    const ipset = this.#ipset!;
-    const sets = await Promise.all(
-      probes.setNames.map(async (name, i) => {
-        try {
-          const h = await ipset.header(name);
-          return { name, present: true, ok: h.type === 'hash:ip' && h.comment && h.family === (i === 0 ? 'inet' : 'inet6') };
-        } catch (err) {
-          if ((err as { code?: string }).code === 'ENOENT') return { name, present: false, ok: false };
-          throw err;
-        }
-      }),
-    );
-    const hostRules: NodeVerifyReport['hostRules'] = [];
-    for (const family of this.#families) {
-      hostRules.push({ family, result: await this.#hostIptables.get(family)!.verify(this.#hostRules(family)) });
-    }
+    const host = await this.#rules.verify();
     const podReports = await this.#verifyPods(pods, probes);
-    const inSync = sets.every((s) => s.ok) && hostRules.every((h) => h.result.inSync) && podReports.every((p) => p.inSync);
-    return { inSync, sets, hostRules, pods: podReports };
+    const inSync = host.sets.every((s) => s.ok) && host.hostRules.every((h) => h.result.inSync) && podReports.every((p) => p.inSync);
+    return { inSync, ...host, pods: podReports };
   }
 
   /** The pods of verify's and repair's options, checked; those without a namespace have nothing to verify. */
@@ -853,14 +415,13 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     await this.#withPod(pod, async (ns) => {
       const known = this.#enrolled.get(pod.uid);
       if (known !== undefined && known.netnsId === undefined) known.netnsId = ns.id;
-      if (this.#nft) await this.#podNftables(pod, ns, (nft) => nft.reconcile(this.#podNftRules(pod)));
-      else await this.#podIptables(pod, ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
+      await this.#inpodRules(pod, () => this.#rules.repairPod(pod, ns));
       await this.#podRouting(pod, ns, (rt, families) => applyPodRouting(rt, families));
     });
   }
 
   /** Verifies each pod, its probe entries against one listing of the probe sets. */
-  async #verifyPods(pods: readonly PodInfo[], probes: ProbeSet | NftProbeSet): Promise<PodVerifyReport[]> {
+  async #verifyPods(pods: readonly PodInfo[], probes: ProbeOwnership): Promise<PodVerifyReport[]> {
     if (pods.length === 0) return [];
     const held = await this.#step('probe-set', undefined, 'listing the probe sets', async () => {
       try {
@@ -893,16 +454,10 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     try {
       const enrolledIn = this.#enrolled.get(pod.uid)?.netnsId;
       const netns = enrolledIn !== undefined && enrolledIn !== ns.id ? 'replaced' : 'ok';
-      if (this.#nft) {
-        const nftRules = await this.#podNftables(pod, ns, (nft) => nft.verify(this.#podNftRules(pod)));
-        const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
-        const inSync = netns === 'ok' && nftRules.inSync && routes.every((r) => r.rule && r.route);
-        return { uid: pod.uid, inSync, netns, rules: [], nftRules, routes, probeEntries };
-      }
-      const rules = await this.#podIptables(pod, ns, async (ipt, family) => ({ family, result: await ipt.verify(this.#podRules(family, pod)) }));
+      const found = await this.#inpodRules(pod, () => this.#rules.verifyPod(pod, ns));
       const routes = await this.#podRouting(pod, ns, (rt, families) => verifyPodRouting(rt, families));
-      const inSync = netns === 'ok' && rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
-      return { uid: pod.uid, inSync, netns, rules, routes, probeEntries };
+      const inSync = netns === 'ok' && found.rules.every((r) => r.result.inSync) && routes.every((r) => r.rule && r.route);
+      return { uid: pod.uid, inSync, netns, ...found, routes, probeEntries };
     } finally {
       ns.close();
     }
@@ -925,13 +480,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         await probes.load();
       });
     }
-    const hostInSync = report.hostRules.every((h) => h.result.inSync) && (report.nftHostRules?.inSync ?? true);
+    const hostInSync = report.hostRules.every((h) => h.result.inSync);
     if (!report.sets.every((s) => s.ok) || !hostInSync) {
-      const nft = this.#nft;
-      await this.#step('host-rules', undefined, 'repairing the host rules', async () => {
-        if (nft) return nft.installRules();
-        for (const family of this.#families) await this.#hostIptables.get(family)!.reconcile(this.#hostRules(family));
-      });
+      await this.#step('host-rules', undefined, 'repairing the host rules', () => this.#rules.repair());
     }
     // report.pods is in the order of pods: the drifted ones are found by position, not by uid. A pod whose
     // namespace is gone has nothing to repair; one whose namespace was replaced is enrolled again, as addPod would.
@@ -970,29 +521,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     const o = checkOptions<{ keep?: boolean }>('options', options);
     if (!this.#started) return;
     this.#started = false;
-    const probes = this.#probes!;
-    const nft = this.#nft;
-    if (nft) {
-      if (!o.keep) await this.#step('host-rules', undefined, 'removing the host rules and the probe sets', () => nft.removeAll());
-      nft.close();
-      this.#log.info('node network stopped', { keep: o.keep === true, backend: 'nftables' });
-      return;
-    }
-    if (!o.keep) {
-      await this.#step('host-rules', undefined, 'removing the host rules', async () => {
-        for (const family of this.#families) await this.#hostIptables.get(family)!.remove(this.#hostRules(family));
-      });
-      await this.#step('sets', undefined, 'destroying the probe sets', async () => {
-        for (const name of probes.setNames) {
-          await this.#ipset!.flush(name);
-          await this.#ipset!.destroy(name);
-        }
-      });
-    }
-    if (this.#ownsIpset) {
-      this.#ipset?.close();
-      this.#ipset = undefined;
-    }
-    this.#log.info('node network stopped', { keep: o.keep === true });
+    await this.#rules.stop(this.#steps(), o.keep === true);
+    this.#log.info('node network stopped', { keep: o.keep === true, ...this.#backendField() });
   }
 }

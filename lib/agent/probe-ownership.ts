@@ -80,36 +80,50 @@ export interface ProbeStore {
   list(set: string): AsyncIterable<{ ip: string; owner: string }>;
 }
 
-/** ProbeOwnershipOptions are what the public probe set classes have checked and hand to ProbeOwnership. */
-export interface ProbeOwnershipOptions {
+/** ProbeSetCommonOptions are the options every probe set class takes, whatever kernel set holds its entries. */
+export interface ProbeSetCommonOptions {
+  /** Set names are `<prefix>-v4` and `<prefix>-v6`; default 'istio-inpod-probes'. */
+  prefix?: string;
+  /** Also keep the IPv6 set (default true). */
+  ipv6?: boolean;
+  /** What add does with an IP another pod owns (default 'takeover'). */
+  onConflict?: ConflictPolicy;
+  /** Where conflicts, mismatches and listener failures are logged (default: nowhere). */
+  logger?: Logger;
+  /**
+   * Told of each takeover, once it is done. Called with the IP's lock held: it may call the probe set (the calls
+   * wait their turn), and what it throws is logged as an error, never turned into a failure of the add that did
+   * take over.
+   */
+  onConflictEvent?: (conflict: ProbeConflict) => void;
+  /** Told of each removal refused for a wrong owner; what it throws is logged too, as for onConflictEvent. */
+  onOwnerMismatch?: (mismatch: ProbeOwnerMismatch) => void;
+}
+
+/** ProbeOwnershipOptions are what a probe set class has checked and hands to ProbeOwnership's constructor. */
+export interface ProbeOwnershipOptions extends Omit<ProbeSetCommonOptions, 'prefix' | 'ipv6'> {
   /** Where the entries live. */
   store: ProbeStore;
-  /** The IPv4 set's name. */
-  v4Name: string;
-  /** The IPv6 set's name (used only when ipv6 is true). */
-  v6Name: string;
+  /** The prefix of the set names: the sets are `<prefix>-v4` and `<prefix>-v6` (checked here: 1 to 28 bytes). */
+  prefix: string;
   /** Whether the IPv6 set is kept. */
   ipv6: boolean;
   /** The longest owner the store can keep as a comment, in bytes. */
   ownerMax: number;
-  /** What add does with an IP another pod owns (default 'takeover'; anything else throws). */
-  onConflict?: ConflictPolicy;
-  /** Where conflicts, mismatches and listener failures are logged (default: nowhere). */
-  logger?: Logger;
-  /** Told of each takeover, once it is done (with the IP's lock held; what it throws is logged). */
-  onConflictEvent?: (conflict: ProbeConflict) => void;
-  /** Told of each removal refused for a wrong owner (what it throws is logged). */
-  onOwnerMismatch?: (mismatch: ProbeOwnerMismatch) => void;
 }
 
 /**
- * ProbeOwnership keeps the owner view of a probe set pair and enforces ownership on its ProbeStore (see the module
- * comment). The constructor throws InvalidArgumentError (`ERR_INVALID_ARG_VALUE`) for a bad onConflict policy.
+ * ProbeOwnership is the one ownership core of the probe set classes (ProbeSet on ipset, NftProbeSet on nft sets): it
+ * keeps the owner view of a set pair and enforces ownership on its ProbeStore (see the module comment); a subclass
+ * says how the sets are created (ensure) and which store holds their entries. The constructor throws
+ * InvalidArgumentError (`ERR_INVALID_ARG_VALUE`, `ERR_INVALID_ARG_TYPE`) for a bad prefix or onConflict policy.
+ * Every rejection of the store passes through: IpsetError for ProbeSet, NftablesError for NftProbeSet (`ENOENT`
+ * when a set is missing).
  */
-export class ProbeOwnership {
+export abstract class ProbeOwnership {
   /** ProbeOwnership.v4Name is the IPv4 set's name. */
   readonly v4Name: string;
-  /** ProbeOwnership.v6Name is the IPv6 set's name. */
+  /** ProbeOwnership.v6Name is the IPv6 set's name (kept only when ipv6 is true). */
   readonly v6Name: string;
   /** ProbeOwnership.ipv6 tells whether the IPv6 set is kept. */
   readonly ipv6: boolean;
@@ -125,9 +139,10 @@ export class ProbeOwnership {
   readonly #reads = new Set<Set<string>>();
 
   constructor(options: ProbeOwnershipOptions) {
+    const prefix = checkString('prefix', options.prefix, 28);
     this.#store = options.store;
-    this.v4Name = options.v4Name;
-    this.v6Name = options.v6Name;
+    this.v4Name = `${prefix}-v4`;
+    this.v6Name = `${prefix}-v6`;
     this.ipv6 = options.ipv6;
     this.#ownerMax = options.ownerMax;
     const policy = options.onConflict ?? 'takeover';
@@ -137,6 +152,12 @@ export class ProbeOwnership {
     this.#onConflict = options.onConflictEvent;
     this.#onMismatch = options.onOwnerMismatch;
   }
+
+  /**
+   * ProbeOwnership.ensure creates the sets; existing ones of the same type are accepted. Rejects with the store's
+   * error class when the kernel refuses (a set of that name with another type).
+   */
+  abstract ensure(): Promise<void>;
 
   /** ProbeOwnership.setNames are the sets kept. */
   get setNames(): string[] {
@@ -148,7 +169,7 @@ export class ProbeOwnership {
     return family === 4 ? this.v4Name : this.v6Name;
   }
 
-  /** ProbeOwnership.load replaces the view with what the store holds; rejects as the store's list does. */
+  /** ProbeOwnership.load replaces the owner view with what the kernel holds; rejects as the store's list does. */
   async load(): Promise<void> {
     await this.#read();
   }
@@ -192,7 +213,10 @@ export class ProbeOwnership {
     for (const changed of this.#reads) changed.add(ip);
   }
 
-  /** ProbeOwnership.owner is the view's owner of ip; throws InvalidArgumentError when ip is not an IP address. */
+  /**
+   * ProbeOwnership.owner is the UID owning ip ('' for an entry without comment), or undefined when ip is not in the
+   * sets, as the view has it. Throws InvalidArgumentError when ip is not an IP address.
+   */
   owner(ip: string): string | undefined {
     return this.#owners.get(normalizeIp(ip).ip);
   }

@@ -63,7 +63,9 @@ const nftBackend: NodeBackend<NftWorld, NftChecks> = {
       expect(await (await world.podNftables(pod)).verify(nftInpodRules())).toMatchObject({ inSync: true });
       expect(await owners()).toEqual({ [pod.ip]: pod.uid });
       const report = await net.verify({ pods: [info(pod)] });
-      expect(report.pods).toEqual([expect.objectContaining({ uid: pod.uid, inSync: true, rules: [], nftRules: expect.objectContaining({ inSync: true }) })]);
+      expect(report.pods).toEqual([
+        expect.objectContaining({ uid: pod.uid, inSync: true, rules: [{ family: 'inet', result: { inSync: true, missing: [], unexpected: [], reordered: [] } }] }),
+      ]);
       await net.removePod(info(pod));
       expect(await owners()).toEqual({});
       expect(await podTables(pod)).toEqual([]);
@@ -133,7 +135,11 @@ const nftBackend: NodeBackend<NftWorld, NftChecks> = {
       await host.run(host.transaction().flushChain({ family: 'inet', table: NFT_TABLES.nat, name: 'postrouting' }));
       const drift = await net.verify();
       expect(drift.inSync).toBe(false);
+      expect(drift.hostRules).toEqual([{ family: 'inet', result: expect.objectContaining({ inSync: false, unexpected: [] }) }]);
+      expect(drift.hostRules[0]!.result.missing).toEqual([expect.stringMatching(/^inet istio-ambient-nat chain postrouting rule /)]);
+      // The deprecated field still answers, with the nftables result itself.
       expect(drift.nftHostRules!.missing).toHaveLength(1);
+      expect(drift.nftHostRules!.inSync).toBe(false);
       expect(await net.repair()).toEqual({ changed: true });
       expect((await net.verify()).inSync).toBe(true);
       expect(await owners()).toEqual({ [pod.ip]: pod.uid });

@@ -156,7 +156,10 @@ const iptablesBackend: NodeBackend<World, { owners: Owners; setEntry: SetEntry }
       const drift = await net.verify();
       expect(drift.inSync).toBe(false);
       expect(drift.sets).toEqual([{ name: V4, present: false, ok: false }]);
+      expect(drift.hostRules[0]).toMatchObject({ family: 4, result: { inSync: false } });
       expect(drift.hostRules[0]!.result.missing.length).toBeGreaterThan(0);
+      for (const missing of drift.hostRules[0]!.result.missing) expect(missing).toMatch(/^-t \w+ -[AN] /);
+      expect(drift.nftHostRules).toBeUndefined();
       expect(await net.repair()).toEqual({ changed: true });
       expect((await net.verify()).inSync).toBe(true);
       expect(await net.repair()).toEqual({ changed: false });
