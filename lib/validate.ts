@@ -64,7 +64,7 @@ export function checkInteger(name: string, value: unknown, min: number, max: num
   return value;
 }
 
-/** checkObject throws unless value is a plain object (or undefined when optional). */
+/** checkOptions throws unless value is a plain object; undefined (options left out) gives an empty object. */
 export function checkOptions<T extends object>(name: string, value: unknown): Partial<T> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
