@@ -5,7 +5,7 @@
 import { InvalidArgumentError } from './errors.js';
 
 /** describeValue renders a received value for an error message without dumping large inputs. */
-export function describeValue(value: unknown): string {
+function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';
   if (typeof value === 'string') {

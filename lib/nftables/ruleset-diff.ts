@@ -90,7 +90,7 @@ function canonical(e: NftExpr): unknown {
 }
 
 /** ruleKey is a rule's expressions and comment in canonical form, for comparing a listed rule with a meant one. */
-export function ruleKey(exprs: readonly NftExpr[], comment?: string): string {
+function ruleKey(exprs: readonly NftExpr[], comment?: string): string {
   return JSON.stringify([exprs.map(canonical), comment ?? null]);
 }
 
