@@ -27,13 +27,15 @@ async function exportsOf(specifier: string): Promise<string[]> {
 const MOVED = ['quoteArg', 'tokenizeLine', 'parseSave', 'parseRestoreStderr', 'TABLES', 'BUILTIN_CHAINS', 'MAX_CHAIN_NAME'];
 // What the root keeps private, by name.
 const PRIVATE = ['HINT_CHAINS', 'iptablesBinary', 'detectBackend', 'unmapIpv4'];
+// What the root hands to the cni-wire subpath, by name.
+const WIRE = ['CniWireError', 'WIRE_LIMITS', 'WIRE_VERSION', 'decodeRequestHeader', 'encodeRequest', 'encodeAnswer', 'decodeAnswerHeader'];
 
 const noDist = existsSync(join(root, 'dist', 'index.js')) ? undefined : 'needs dist/ (npm run build:ts)';
 
 (noDist === undefined ? describe : describe.skip)(noDist === undefined ? 'package subpaths' : `package subpaths [skipped: ${noDist}]`, () => {
-  it('package.json exports the root, podnet/testing and podnet/iptables-text', () => {
+  it('package.json exports the root, podnet/testing, podnet/iptables-text and podnet/cni-wire', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    expect(Object.keys(pkg.exports)).toEqual(['.', './testing', './iptables-text', './package.json']);
+    expect(Object.keys(pkg.exports)).toEqual(['.', './testing', './iptables-text', './cni-wire', './package.json']);
   });
 
   it('podnet/iptables-text gives the restore and save text helpers', async () => {
@@ -42,9 +44,14 @@ const noDist = existsSync(join(root, 'dist', 'index.js')) ? undefined : 'needs d
     );
   });
 
+  it('podnet/cni-wire gives the podnet-cni wire codec', async () => {
+    expect(await exportsOf('podnet/cni-wire')).toEqual([...WIRE].sort());
+  });
+
   it('the root keeps the clients and leaves the helpers to the subpath or to lib', async () => {
     const names = await exportsOf('podnet');
     expect(names).toEqual(expect.arrayContaining(['Iptables', 'RuleSet', 'NetnsRunner', 'IptablesSaveParseError', 'Ipset', 'NodeNetwork']));
-    expect(names.filter((n) => MOVED.includes(n) || PRIVATE.includes(n))).toEqual([]);
+    expect(names.filter((n) => MOVED.includes(n) || PRIVATE.includes(n) || WIRE.includes(n))).toEqual([]);
+    expect(names).toEqual(expect.arrayContaining(['CniServer', 'installCniPlugin', 'CniError']));
   });
 });
