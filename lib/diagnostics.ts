@@ -7,8 +7,6 @@
  */
 import { channel } from 'node:diagnostics_channel';
 
-import type { AgentStep } from './agent/errors.js';
-
 /** DIAGNOSTICS_CHANNELS names podnet's channels. */
 export const DIAGNOSTICS_CHANNELS = {
   /** One ipset request to the kernel (or a NetlinkPeer): a create, an ADT batch, a header, a dump... */
@@ -107,6 +105,14 @@ export interface NetnsSpawnMessage extends OperationTiming {
   /** The signal that ended the program, or null; undefined when the run failed. */
   signal: string | null | undefined;
 }
+
+/**
+ * AgentStep names a step of a pod or node flow: the `step` of an AgentStepMessage and of an AgentError (whose code is
+ * `ERR_AGENT_<STEP>`, e.g. `ERR_AGENT_KUBELET_UID` for 'kubelet-uid', the nftables backend's detection of the
+ * kubelet's uid at start(); `ERR_AGENT_PREFLIGHT` for 'preflight', the check of the node's features start() runs
+ * first). It lives with the channel messages so that diagnostics depends on no layer above it.
+ */
+export type AgentStep = 'preflight' | 'kubelet-uid' | 'sets' | 'host-rules' | 'netns' | 'inpod-rules' | 'routes' | 'proxy' | 'probe-set';
 
 /**
  * AgentStepMessage is published on `podnet:agent:step` for each step of a NodeNetwork flow. A failed step ends with

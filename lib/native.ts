@@ -402,7 +402,6 @@ export interface NativeBinding {
     create: number;
     excl: number;
     replace: number;
-    dumpAttempts: number;
   };
   /** new NftablesHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_NETFILTER socket in that netns, or talks to a JS peer. */
   NftablesHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawNftablesHandle;
@@ -418,7 +417,6 @@ export interface NativeBinding {
     commentMax: number;
     typeIpv4Addr: number;
     typeIpv6Addr: number;
-    dumpAttempts: number;
     /** The most bytes one batch (one sendmsg) may take: the socket's send buffer, less what netlink keeps. */
     batchMax: number;
   };

@@ -5,7 +5,7 @@
 import { InvalidArgumentError } from './errors.js';
 
 /** describeValue renders a received value for an error message without dumping large inputs. */
-export function describeValue(value: unknown): string {
+function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';
   if (typeof value === 'string') {
@@ -64,7 +64,7 @@ export function checkInteger(name: string, value: unknown, min: number, max: num
   return value;
 }
 
-/** checkObject throws unless value is a plain object (or undefined when optional). */
+/** checkOptions throws unless value is a plain object; undefined (options left out) gives an empty object. */
 export function checkOptions<T extends object>(name: string, value: unknown): Partial<T> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

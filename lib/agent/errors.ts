@@ -1,12 +1,9 @@
 /** Errors of the agent layer: which step failed and whether retrying can help. */
+import type { AgentStep } from '../diagnostics.js';
 import { PodnetError } from '../errors.js';
 
-/**
- * AgentStep names the step of a pod or node flow that failed (AgentError.step; its code is `ERR_AGENT_<STEP>`, e.g.
- * `ERR_AGENT_KUBELET_UID` for 'kubelet-uid', the nftables backend's detection of the kubelet's uid at start();
- * `ERR_AGENT_PREFLIGHT` for 'preflight', the check of the node's features start() runs first).
- */
-export type AgentStep = 'preflight' | 'kubelet-uid' | 'sets' | 'host-rules' | 'netns' | 'inpod-rules' | 'routes' | 'proxy' | 'probe-set';
+/** AgentStep names the step of a pod or node flow that failed (AgentError.step); see diagnostics.ts. */
+export type { AgentStep };
 
 /**
  * AgentError wraps the failure of one step (`step`), keeps the original as `cause`, and says whether retrying the

@@ -1,6 +1,7 @@
 /**
- * lib/cni: the pod's way in. CniServer answers the invocations podnet-cni forwards (and the wire codec they share),
- * installCniPlugin puts the plugin and its conflist entry on the host, findPodNetns finds running pods' namespaces.
+ * lib/cni: the pod's way in. CniServer answers the invocations podnet-cni forwards (their wire codec, wire.ts, is
+ * the podnet/cni-wire subpath), installCniPlugin puts the plugin and its conflist entry on the host, findPodNetns
+ * finds running pods' namespaces.
  */
 export { CniServer, type CniServerOptions, type CniRequest, type CniHandler } from './server.js';
 export { CniError, CNI_ERROR_CODES, isCniError } from './errors.js';
@@ -14,18 +15,6 @@ export {
   type CniDns,
 } from './result.js';
 export type { CniCommand, CniPod, CniAttachment, CniNetworkConfig } from './request.js';
-export {
-  CniWireError,
-  WIRE_LIMITS,
-  WIRE_VERSION,
-  decodeRequestHeader,
-  encodeRequest,
-  encodeAnswer,
-  decodeAnswerHeader,
-  type WireRequestHeader,
-  type WireAnswer,
-  type WireAnswerHeader,
-} from './wire.js';
 export {
   installCniPlugin,
   uninstallCniPlugin,

@@ -1,7 +1,10 @@
 /**
- * The podnet-cni wire protocol (docs/cni-protocol.md) in TypeScript: the request header the plugin sends and the
- * answer the agent sends back, encoded and decoded byte-exactly. Decoders trust no length: a message that breaks any
+ * podnet/cni-wire: the podnet-cni wire protocol (docs/cni-protocol.md) in TypeScript: the request header the plugin
+ * sends and the answer the agent sends back, encoded and decoded byte-exactly, for code that speaks to a CniServer
+ * without the plugin executable (a test client, another plugin). Decoders trust no length: a message that breaks any
  * rule is a CniWireError, and the exchange ends there.
+ *
+ * @module podnet/cni-wire
  */
 import { PodnetError } from '../errors.js';
 
@@ -147,7 +150,7 @@ export function decodeRequestHeader(bytes: Uint8Array): WireRequestHeader {
 }
 
 /** chunks splits bytes into messages of at most 64 KiB (none for empty bytes). */
-export function chunks(bytes: Uint8Array): Uint8Array[] {
+function chunks(bytes: Uint8Array): Uint8Array[] {
   const out: Uint8Array[] = [];
   for (let at = 0; at < bytes.byteLength; at += WIRE_LIMITS.maxMessage) {
     out.push(bytes.subarray(at, Math.min(at + WIRE_LIMITS.maxMessage, bytes.byteLength)));

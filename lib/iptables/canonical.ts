@@ -3,7 +3,7 @@
  * `-s 10.0.0.1/32`, `-p tcp --dport 22` as `-p tcp -m tcp --dport 22`), and podnet recognises rules already in place
  * by comparing with that text. Rather than guessing iptables' rewriting rules, the client asks the kernel once per
  * new rule text: the rules go into a scratch chain that nothing jumps to (so no packet ever sees them), are read back
- * with iptables-save, and the scratch chain is deleted. The answers are cached per program (see shared.ts): every
+ * with iptables-save, and the scratch chain is deleted. The answers are cached per program (see program-cache.ts): every
  * namespace's iptables prints a rule the same way, so one pod's client need not learn what another's already did.
  */
 import { randomBytes } from 'node:crypto';

@@ -14,7 +14,7 @@ import { type Netns } from '../netns.js';
 import { checkInteger, checkOptions, checkString, invalidValue } from '../validate.js';
 import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinary } from './backend.js';
 import { Canonicalizer } from './canonical.js';
-import { canonicalCacheFor, sharedVersion } from './shared.js';
+import { canonicalCacheFor, sharedVersion } from './program-cache.js';
 import { type RestoreScript, applyPrefix, planApply, planRemove } from './render.js';
 import { committedBefore, planCreate, refusedForExisting, stateBeforeCreate } from './fresh.js';
 import { planRollback } from './rollback.js';

@@ -4,7 +4,7 @@
  * iptables-save writes arguments the same way, so one tokenizer reads both.
  */
 
-/** The longest argument iptables-restore accepts (its parameter buffer is 1024 bytes with the NUL). */
+/** MAX_ARG_BYTES is the longest argument iptables-restore accepts (its parameter buffer is 1024 bytes with the NUL). */
 export const MAX_ARG_BYTES = 1023;
 
 const NEEDS_QUOTES = /[\s"'\\]/;

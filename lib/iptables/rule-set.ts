@@ -23,7 +23,7 @@ export function checkTable(table: unknown): IptablesTable {
 }
 
 /** checkChainName throws unless name is a chain name iptables-restore reads back as one word. */
-export function checkChainName(name: unknown, argument = 'chain'): string {
+function checkChainName(name: unknown, argument = 'chain'): string {
   if (typeof name !== 'string') throw invalidType(argument, 'a string', name);
   if (name.length === 0 || name.length > MAX_CHAIN_NAME || !CHAIN_NAME.test(name)) {
     throw invalidValue(

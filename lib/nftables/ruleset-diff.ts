@@ -90,7 +90,7 @@ function canonical(e: NftExpr): unknown {
 }
 
 /** ruleKey is a rule's expressions and comment in canonical form, for comparing a listed rule with a meant one. */
-export function ruleKey(exprs: readonly NftExpr[], comment?: string): string {
+function ruleKey(exprs: readonly NftExpr[], comment?: string): string {
   return JSON.stringify([exprs.map(canonical), comment ?? null]);
 }
 
@@ -184,26 +184,23 @@ function diffRules(at: { family: NftFamily; table: string }, chain: string, want
   const wantKeys = wanted.map((r) => ruleKey(r.exprs, r.comment));
   const haveKeys = listed.map((r) => ruleKey(r.exprs, r.comment));
   if (wantKeys.length === haveKeys.length && wantKeys.every((k, i) => k === haveKeys[i])) return;
-  const pool = new Map<string, number>();
-  for (const k of haveKeys) pool.set(k, (pool.get(k) ?? 0) + 1);
-  let differs = false;
-  wantKeys.forEach((k, i) => {
-    const left = pool.get(k) ?? 0;
-    if (left > 0) pool.set(k, left - 1);
-    else {
-      differs = true;
-      result.missing.push({ ...at, chain, rule: wanted[i]!.exprs });
-    }
-  });
+  const missing = unmatched(wantKeys, haveKeys);
+  const unexpected = unmatched(haveKeys, wantKeys);
+  for (const i of missing) result.missing.push({ ...at, chain, rule: wanted[i]!.exprs });
+  for (const i of unexpected) result.unexpected.push({ ...at, chain, rule: listed[i]!.exprs });
+  // The same rules, each as often, in another order.
+  if (missing.length === 0 && unexpected.length === 0) result.reordered.push({ ...at, chain });
+}
+
+/** unmatched returns the indexes of keys left once each key of others has taken one equal key (multiset difference). */
+function unmatched(keys: readonly string[], others: readonly string[]): number[] {
   const room = new Map<string, number>();
-  for (const k of wantKeys) room.set(k, (room.get(k) ?? 0) + 1);
-  haveKeys.forEach((k, i) => {
+  for (const k of others) room.set(k, (room.get(k) ?? 0) + 1);
+  const out: number[] = [];
+  keys.forEach((k, i) => {
     const left = room.get(k) ?? 0;
     if (left > 0) room.set(k, left - 1);
-    else {
-      differs = true;
-      result.unexpected.push({ ...at, chain, rule: listed[i]!.exprs });
-    }
+    else out.push(i);
   });
-  if (!differs) result.reordered.push({ ...at, chain });
+  return out;
 }

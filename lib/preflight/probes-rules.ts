@@ -19,13 +19,21 @@ import type { PreflightContext } from './types.js';
 const TIMEOUT_MS = 30_000;
 const OWNER = 'podnet-preflight';
 
-async function withIpset<T>(ns: Netns, fn: (ipset: Ipset) => Promise<T>): Promise<T> {
-  const ipset = await Ipset.open({ netns: ns });
+// A client opened in the scratch namespace for one probe, and closed whatever the probe does.
+async function withClient<C extends { close(): void }, T>(
+  opening: Promise<C>,
+  fn: (client: C) => Promise<T>,
+): Promise<T> {
+  const client = await opening;
   try {
-    return await fn(ipset);
+    return await fn(client);
   } finally {
-    ipset.close();
+    client.close();
   }
+}
+
+function withIpset<T>(ns: Netns, fn: (ipset: Ipset) => Promise<T>): Promise<T> {
+  return withClient(Ipset.open({ netns: ns }), fn);
 }
 
 /** ipsetProbe returns a probe that creates a set of that type, adds an entry with its extensions and reads it back. */
@@ -94,13 +102,8 @@ export function iptablesHostProbe(family: 4 | 6): (context: PreflightContext) =>
     });
 }
 
-async function withNftables<T>(ns: Netns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
-  const nft = await Nftables.open({ netns: ns });
-  try {
-    return await fn(nft);
-  } finally {
-    nft.close();
-  }
+function withNftables<T>(ns: Netns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
+  return withClient(Nftables.open({ netns: ns }), fn);
 }
 
 /** nftInpodProbe applies the agent's three in-pod inet tables (meta, ct, mark, redirect, socket) in one batch. */

@@ -2,7 +2,8 @@
 // on the fake and on real namespaces; and IPv6 through ip6tables-restore.
 import { describe, expect, it } from 'vitest';
 
-import { Iptables, RuleSet, detectBackend, iptablesBinary } from '../../lib/index.js';
+import { Iptables, RuleSet } from '../../lib/index.js';
+import { detectBackend, iptablesBinary } from '../../lib/iptables/backend.js';
 import { FakeIptables } from '../../lib/testing/index.js';
 import { withNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';

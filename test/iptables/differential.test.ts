@@ -2,7 +2,8 @@
 // fresh namespace; every step must end the same way (exit code, parsed reason and line) and leave the same state.
 import { expect, it } from 'vitest';
 
-import { parseRestoreStderr, parseSave, runInNetns, type IptablesState } from '../../lib/index.js';
+import { runInNetns, type IptablesState } from '../../lib/index.js';
+import { parseRestoreStderr, parseSave } from '../../lib/iptables/text.js';
 import { withoutPristineTables } from '../../lib/iptables/save-parser.js';
 import { FakeIptables } from '../../lib/testing/index.js';
 import { withNetns } from '../helpers/netns.js';

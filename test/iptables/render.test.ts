@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { IptablesLockTimeoutError, IptablesRestoreError, RuleSet, parseSave } from '../../lib/index.js';
+import { IptablesLockTimeoutError, IptablesRestoreError, RuleSet } from '../../lib/index.js';
+import { parseSave } from '../../lib/iptables/text.js';
 import { restoreError } from '../../lib/iptables/iptables.js';
 import { applyPrefix, planApply, planRemove } from '../../lib/iptables/render.js';
 

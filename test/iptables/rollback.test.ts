@@ -13,11 +13,11 @@ import {
   IptablesRestoreError,
   NetnsRunner,
   RuleSet,
-  parseSave,
   runInNetns,
   type IptablesRunner,
   type IptablesState,
 } from '../../lib/index.js';
+import { parseSave } from '../../lib/iptables/text.js';
 import { planRollback } from '../../lib/iptables/rollback.js';
 import { FakeIptables } from '../../lib/testing/index.js';
 import { withNetns } from '../helpers/netns.js';

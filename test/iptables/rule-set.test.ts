@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { InvalidArgumentError, RuleSet, quoteArg, tokenizeLine } from '../../lib/index.js';
+import { InvalidArgumentError, RuleSet } from '../../lib/index.js';
+import { quoteArg, tokenizeLine } from '../../lib/iptables/text.js';
 
 function firstError(build: (rs: RuleSet) => void): unknown {
   const rs = new RuleSet();

@@ -2,7 +2,8 @@
 // half runs the same inputs through the real programs and checks that they still print what is parsed here.
 import { describe, expect, it } from 'vitest';
 
-import { parseRestoreStderr, runInNetns, type IptablesFailureReason } from '../../lib/index.js';
+import { runInNetns, type IptablesFailureReason } from '../../lib/index.js';
+import { parseRestoreStderr } from '../../lib/iptables/text.js';
 import { FakeIptables } from '../../lib/testing/index.js';
 import { withNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';

@@ -5,6 +5,8 @@ import { readFileSync, statSync } from 'node:fs';
 
 import { Netns, NodeNetwork, Rtnetlink, cniPluginPath } from 'podnet';
 import { FakeNode } from 'podnet/testing';
+import * as root from 'podnet';
+import { quoteArg, tokenizeLine } from 'podnet/iptables-text';
 
 // The current namespace through the addon's open + fstat, against what the kernel shows for the same file.
 const current = Netns.current();
@@ -45,4 +47,7 @@ const plugin = cniPluginPath();
 const version = JSON.parse(execFileSync(plugin, [], { env: { CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.0.0"}' }).toString());
 const cni = { plugin, mode: statSync(plugin).mode & 0o777, version };
 
-console.log(JSON.stringify({ netns, entries: probeSet?.entries ?? null, openHandles: fakes.netns.openHandles, lo, addons, cni }));
+// The documented subpath for writing restore input, and the root without it.
+const iptablesText = { roundTrip: tokenizeLine(`-A X ${quoteArg('a "b" c')}`), onRoot: 'quoteArg' in root };
+
+console.log(JSON.stringify({ netns, entries: probeSet?.entries ?? null, openHandles: fakes.netns.openHandles, lo, addons, cni, iptablesText }));

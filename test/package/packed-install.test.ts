@@ -92,6 +92,8 @@ suite(title, () => {
     expect(seen.cni.plugin).toBe(join(realpathSync(installed), dirname(PREBUILD), 'podnet-cni'));
     expect(seen.cni.mode & 0o111).not.toBe(0);
     expect(seen.cni.version).toMatchObject({ cniVersion: '1.0.0', supportedVersions: expect.arrayContaining(['0.3.1', '1.0.0', '1.1.0']) });
+    // podnet/iptables-text resolves by name from the install; the root keeps to the API.
+    expect(seen.iptablesText).toEqual({ roundTrip: ['-A', 'X', 'a "b" c'], onRoot: false });
 
     // `npx podnet doctor` as an operator runs it in the agent's image: the package's bin, from the install.
     const npx = join(dirname(npmCli()), 'npx-cli.js');
