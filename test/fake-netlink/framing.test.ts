@@ -2,7 +2,7 @@
 // attribute parser never reads past a container.
 import { describe, expect, it } from 'vitest';
 
-import { parseAttrs, splitMessages } from '../../lib/testing/fake-netlink/codec.js';
+import { parseAttrs, splitMessages } from '../../lib/testing/netlink-kernel/codec.js';
 import { FakeNetlink } from '../../lib/testing/index.js';
 import { ACK, CMD, EXCL, PROTO, REQ, adt, attr, create, header, msg, nest, setname } from './helpers/requests.js';
 import { allMessages, codes, messages } from './helpers/replies.js';

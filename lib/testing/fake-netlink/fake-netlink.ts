@@ -5,7 +5,7 @@
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { invalidType, invalidValue } from '../../validate.js';
 import { ATTR, NFGENMSG_LEN, NFNL_SUBSYS_IPSET, NLMSG_HDRLEN } from './constants.js';
-import { type NlMsg, parseAttrs, readNulString, splitMessages } from './codec.js';
+import { type NlMsg, parseAttrs, readNulString, splitMessages } from '../netlink-kernel/codec.js';
 import { IpsetKernel, errorReply } from './commands.js';
 import { type FaultMatch, FaultQueue, commandNumber } from './faults.js';
 import { type FakeNetlinkSnapshot, setSnapshot } from './snapshot.js';

@@ -5,7 +5,7 @@
  * chain to another hook or priority is EOPNOTSUPP, to another type EEXIST. Chains on devices (netdev, inet
  * ingress) keep the device names they are given, none included, and list them as the kernel does.
  */
-import type { Attr, AttrTable } from '../fake-netlink/codec.js';
+import type { Attr, AttrTable } from '../netlink-kernel/codec.js';
 import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_DEVICE_NAME, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
 import type { ChainObj, Draft, TableObj } from './model.js';
 import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';

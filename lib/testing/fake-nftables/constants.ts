@@ -17,12 +17,12 @@ export {
   NLMSG_ERROR,
   NLMSG_HDRLEN,
   NLMSG_MIN_TYPE,
-} from '../fake-rtnetlink/constants.js';
+} from '../netlink-kernel/constants.js';
 
 /** NLM_F_NONREC: a delete that refuses to take what the object holds with it (EBUSY instead). */
 export const NLM_F_NONREC = 0x100;
 
-export const NFGENMSG_LEN = 4;
+export { NFGENMSG_LEN } from '../netlink-kernel/constants.js';
 export const NFNL_SUBSYS_NFTABLES = 10;
 export const NFNL_MSG_BATCH_BEGIN = 16;
 export const NFNL_MSG_BATCH_END = 17;

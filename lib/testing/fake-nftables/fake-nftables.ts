@@ -4,7 +4,7 @@
  * each sendmsg with the datagrams the kernel would send: batches applied all or nothing, dumps paged, errors with
  * the kernel's codes. See the header of each file here for what it models and what it leaves out.
  */
-import { splitMessages } from '../fake-netlink/codec.js';
+import { splitMessages } from '../netlink-kernel/codec.js';
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { invalidType, invalidValue } from '../../validate.js';
 import { type NftFaultMatch, NftFaultQueue, describe, messageNumber } from './faults.js';

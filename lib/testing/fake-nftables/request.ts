@@ -3,8 +3,8 @@
  * each type wins, as nla_parse), plus the checks every handler shares: names (NLA_STRING of at most 255 bytes),
  * user data (NLA_BINARY of at most 256), big-endian integers, and the error a failed check answers with.
  */
-import { type Attr, type AttrTable, type NlMsg, parseAttrs } from '../fake-netlink/codec.js';
-import { type KernelError, attrOffset } from '../fake-rtnetlink/codec.js';
+import { type Attr, type AttrTable, type NlMsg, parseAttrs } from '../netlink-kernel/codec.js';
+import { type KernelError, attrOffset } from '../netlink-kernel/replies.js';
 import { E, NFGENMSG_LEN, NFT_USERDATA_MAXLEN, NLMSG_HDRLEN } from './constants.js';
 
 export interface Request {

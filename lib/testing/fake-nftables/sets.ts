@@ -10,7 +10,7 @@
  * to a chain is refused (EOPNOTSUPP): the kernel would count it as a use of the chain and walk it when validating
  * the table, which the fake does not model.
  */
-import type { Attr } from '../fake-netlink/codec.js';
+import type { Attr } from '../netlink-kernel/codec.js';
 import {
   E,
   NFT_DATA_VALUE_MAXLEN,

@@ -3,7 +3,7 @@
  * answer, or a dump interrupted by a concurrent change. Each fault fires once, in the order it was added.
  */
 import { checkOptions, invalidValue } from '../../validate.js';
-import { MatchingFaultQueue } from '../fault-queue.js';
+import { MatchingFaultQueue } from '../netlink-kernel/fault-queue.js';
 import { AF_INET, AF_INET6, RTM } from './constants.js';
 
 /** RtnetlinkRequestName names the requests the fake models, for fault matchers. */
