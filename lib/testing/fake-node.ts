@@ -1,6 +1,6 @@
 /**
  * FakeNode: everything NodeNetwork needs, faked, for agent unit tests without
- * root: FakeNetlink for the host's ipset, one FakeIptables, one FakeNftables
+ * root: FakeIpsetKernel for the host's ipset, one FakeIptables, one FakeNftables
  * (for the nftables backend) and one FakeRtnetlink per namespace, and a
  * namespace opener over a set of pretend namespace paths.
  */
@@ -18,7 +18,7 @@ import { Nftables } from '../nftables/client.js';
 import { ZtunnelServer } from '../proxy/ztunnel-server.js';
 import { Rtnetlink } from '../rtnetlink/client.js';
 import { FakeIptables } from './fake-iptables.js';
-import { FakeNetlink } from './fake-netlink/fake-netlink.js';
+import { FakeIpsetKernel } from './fake-ipset/fake-ipset-kernel.js';
 import { FakeNftables } from './fake-nftables/fake-nftables.js';
 import { FakeRtnetlink } from './fake-rtnetlink/fake-rtnetlink.js';
 import { FakeZtunnel } from './fake-ztunnel.js';
@@ -83,7 +83,7 @@ export class FakeNetnsOpener implements NetnsOpener {
 /** FakeNode bundles the fakes of one simulated node. */
 export class FakeNode {
   /** The fake ipset kernel of the host (the probe sets). */
-  readonly netlink: FakeNetlink;
+  readonly netlink: FakeIpsetKernel;
   /** The pretend namespaces: add() a pod's path before addPod. */
   readonly netns = new FakeNetnsOpener();
   readonly #iptables = new Map<string, FakeIptables>();
@@ -92,8 +92,8 @@ export class FakeNode {
   #proxy: Promise<FakeNodeProxy> | undefined;
   #proxyDir: string | undefined;
 
-  constructor(options: { netlink?: FakeNetlink } = {}) {
-    this.netlink = options.netlink ?? new FakeNetlink();
+  constructor(options: { netlink?: FakeIpsetKernel } = {}) {
+    this.netlink = options.netlink ?? new FakeIpsetKernel();
   }
 
   /** iptablesOf returns the FakeIptables of a namespace path (undefined: the host). */

@@ -67,8 +67,8 @@ export interface FakeSetSnapshot {
   readonly entries: readonly FakeEntrySnapshot[];
 }
 
-/** FakeNetlinkSnapshot is the whole ipset state, sets in index order (the order of a dump of all sets). */
-export interface FakeNetlinkSnapshot {
+/** FakeIpsetSnapshot is the whole ipset state, sets in index order (the order of a dump of all sets). */
+export interface FakeIpsetSnapshot {
   /** Every set, in index order. */
   readonly sets: readonly FakeSetSnapshot[];
 }

@@ -55,7 +55,7 @@ export interface SetState {
   entries: Map<string | number, Entry>;
   /** How many prefixes of each length hash:net holds, most specific first when tested. */
   cidrs: Map<number, number>;
-  /** References from outside (iptables -m set), set through FakeNetlink.setReferenced. */
+  /** References from outside (iptables -m set), set through FakeIpsetKernel.setReferenced. */
   references: number;
 }
 
