@@ -5,33 +5,22 @@
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { invalidType, invalidValue } from '../../validate.js';
 import { type NlMsg, parseAttrs, readNulString, splitMessages } from '../netlink-kernel/codec.js';
+import { type NetlinkKernelOptions, checkErrno, checkKernelOptions, checkTruncation, truncateFirst } from '../netlink-kernel/peer-options.js';
 import { ATTR, NFGENMSG_LEN, NFNL_SUBSYS_IPSET, NLMSG_HDRLEN } from './constants.js';
 import { IpsetKernel, errorReply } from './commands.js';
 import { type FaultMatch, FaultQueue, commandNumber } from './faults.js';
 import { type FakeIpsetSnapshot, setSnapshot } from './snapshot.js';
 
 /** FakeIpsetKernelOptions configure a FakeIpsetKernel; every field is optional. */
-export interface FakeIpsetKernelOptions {
+export interface FakeIpsetKernelOptions extends NetlinkKernelOptions {
   /**
    * now is the clock in milliseconds that timeouts run on (default Date.now). Inject one to make entries expire
    * on demand.
    */
   now?: () => number;
-  /**
-   * portId is the nlmsg_pid of every reply. The kernel uses the socket's port id; without a socket the fake echoes
-   * the request's nlmsg_pid unless this is set.
-   */
-  portId?: number;
-  /**
-   * dumpPageSize is the room of one dump datagram in bytes (default 32448, what a 6.18 kernel fills when the
-   * reader's buffer is 32 KiB or more). Smaller values make paging easy to test.
-   */
-  dumpPageSize?: number;
   /** seed makes the INITVAL of sets created without one reproducible (default 1). */
   seed?: number;
 }
-
-const DEFAULT_PAGE = 32448;
 
 function checkMatch(name: string, match: unknown): FaultMatch {
   if (match === undefined) return {};
@@ -60,14 +49,7 @@ export class FakeIpsetKernel implements NetlinkPeer {
     if (typeof options !== 'object' || options === null) throw invalidType('options', 'an object', options);
     const now = options.now ?? Date.now;
     if (typeof now !== 'function') throw invalidType('options.now', 'a function', now);
-    const page = options.dumpPageSize ?? DEFAULT_PAGE;
-    if (!Number.isInteger(page) || page < 256 || page > 1 << 20) {
-      throw invalidValue('options.dumpPageSize', 'an integer between 256 and 1048576', page);
-    }
-    const portId = options.portId;
-    if (portId !== undefined && (!Number.isInteger(portId) || portId < 0 || portId > 0xffffffff)) {
-      throw invalidValue('options.portId', 'an integer between 0 and 4294967295', portId);
-    }
+    const { pageSize: page, portId } = checkKernelOptions(options);
     let state = (options.seed ?? 1) >>> 0 || 1;
     const initval = () => {
       // xorshift32: any fixed sequence will do, the kernel's is random.
@@ -91,10 +73,7 @@ export class FakeIpsetKernel implements NetlinkPeer {
       }
       const replies = this.#kernel.handle(msg);
       if (fault?.kind === 'drop') continue;
-      if (fault?.kind === 'truncate' && replies[0]) {
-        const first = replies[0];
-        replies[0] = first.slice(0, fault.bytes ?? Math.floor(first.length / 2));
-      }
+      if (fault?.kind === 'truncate') truncateFirst(replies, fault.bytes);
       out.push(...replies);
     }
     return out;
@@ -112,10 +91,7 @@ export class FakeIpsetKernel implements NetlinkPeer {
    * Throws InvalidArgumentError on a bad errno or matcher.
    */
   failNext(errno: number, match?: FaultMatch): void {
-    if (!Number.isInteger(errno) || errno === 0 || Math.abs(errno) > 0x7fffffff) {
-      throw invalidValue('errno', 'a non-zero integer errno', errno);
-    }
-    this.#faults.add({ kind: 'error', errno, match: checkMatch('match', match) });
+    this.#faults.add({ kind: 'error', errno: checkErrno('errno', errno, 0x7fffffff), match: checkMatch('match', match) });
   }
 
   /**
@@ -131,10 +107,7 @@ export class FakeIpsetKernel implements NetlinkPeer {
    * half of it). Throws InvalidArgumentError on a bad length or matcher.
    */
   truncateNextReply(bytes?: number, match?: FaultMatch): void {
-    if (bytes !== undefined && (!Number.isInteger(bytes) || bytes < 0)) {
-      throw invalidValue('bytes', 'a non-negative integer', bytes);
-    }
-    this.#faults.add({ kind: 'truncate', bytes, match: checkMatch('match', match) });
+    this.#faults.add({ kind: 'truncate', bytes: checkTruncation(bytes), match: checkMatch('match', match) });
   }
 
   /** pendingFaults is how many scheduled faults have not fired yet. */
