@@ -124,16 +124,7 @@ export const IPSET_FLAG_WITH_SKBINFO = 1 << 6;
 export const IPSET_FLAG_LIST_SETNAME = 1 << 1;
 export const IPSET_FLAG_LIST_HEADER = 1 << 2;
 
-/** Positive errno values; replies carry them negated. */
-export const ERRNO = {
-  ENOENT: 2,
-  E2BIG: 7,
-  ENOMEM: 12,
-  EEXIST: 17,
-  EINVAL: 22,
-  ERANGE: 34,
-  EOPNOTSUPP: 95,
-} as const;
+export { ERRNO } from '../netlink-kernel/errno.js';
 
 export const IPSET_ERR = {
   PRIVATE: 4096,

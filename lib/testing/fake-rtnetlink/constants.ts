@@ -217,21 +217,4 @@ export const IF_OPER_DOWN = 2;
 export const IFINFOMSG_LEN = 16;
 export const RTMSG_LEN = 12;
 
-/** Positive errno values; replies carry them negated. */
-export const ERRNO = {
-  EPERM: 1,
-  ENOENT: 2,
-  ESRCH: 3,
-  EAGAIN: 11,
-  EACCES: 13,
-  EBUSY: 16,
-  EEXIST: 17,
-  ENODEV: 19,
-  EINVAL: 22,
-  ERANGE: 34,
-  EOPNOTSUPP: 95,
-  EAFNOSUPPORT: 97,
-  ENETDOWN: 100,
-  ENETUNREACH: 101,
-  EHOSTUNREACH: 113,
-} as const;
+export { ERRNO } from '../netlink-kernel/errno.js';
