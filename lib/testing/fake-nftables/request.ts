@@ -72,3 +72,33 @@ export function udataOf(a: Attr | undefined): Uint8Array | undefined {
 export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
+
+/**
+ * byHandle finds the object a NFTA_*_HANDLE attribute names among objects: ENOENT naming the attribute when none
+ * has that handle.
+ */
+export function byHandle<T extends { handle: bigint }>(objects: ReadonlyMap<string, T>, attr: Attr): T {
+  const handle = be64(attr);
+  const found = [...objects.values()].find((o) => o.handle === handle);
+  if (!found) fail(E.ENOENT, attr);
+  return found;
+}
+
+/**
+ * byName finds the object a name attribute names among objects: ENOENT naming the attribute when there is none.
+ */
+export function byName<T>(objects: ReadonlyMap<string, T>, attr: Attr): T {
+  const found = objects.get(nameOf(attr)!);
+  if (found === undefined) fail(E.ENOENT, attr);
+  return found;
+}
+
+/**
+ * toDelete finds what a delete names, by handle when it carries one and by name otherwise, as the kernel's
+ * nf_tables_del* do: EINVAL when it carries neither, ENOENT naming the attribute when nothing matches.
+ */
+export function toDelete<T extends { handle: bigint }>(objects: ReadonlyMap<string, T>, handleAttr: Attr | undefined, nameAttr: Attr | undefined): T {
+  if (handleAttr) return byHandle(objects, handleAttr);
+  if (!nameAttr) fail(E.EINVAL);
+  return byName(objects, nameAttr);
+}
