@@ -1,6 +1,6 @@
 /**
  * FakeNode: everything NodeNetwork needs, faked, for agent unit tests without
- * root: FakeNetlink for the host's ipset, one FakeIptables, one FakeNftables
+ * root: FakeIpsetKernel for the host's ipset, one FakeIptables, one FakeNftables
  * (for the nftables backend) and one FakeRtnetlink per namespace, and a
  * namespace opener over a set of pretend namespace paths.
  */
@@ -18,7 +18,7 @@ import { Nftables } from '../nftables/client.js';
 import { ZtunnelServer } from '../proxy/ztunnel-server.js';
 import { Rtnetlink } from '../rtnetlink/client.js';
 import { FakeIptables } from './fake-iptables.js';
-import { FakeNetlink } from './fake-netlink/fake-netlink.js';
+import { FakeIpsetKernel } from './fake-ipset/fake-ipset-kernel.js';
 import { FakeNftables } from './fake-nftables/fake-nftables.js';
 import { FakeRtnetlink } from './fake-rtnetlink/fake-rtnetlink.js';
 import { FakeZtunnel } from './fake-ztunnel.js';
@@ -83,7 +83,7 @@ export class FakeNetnsOpener implements NetnsOpener {
 /** FakeNode bundles the fakes of one simulated node. */
 export class FakeNode {
   /** The fake ipset kernel of the host (the probe sets). */
-  readonly netlink: FakeNetlink;
+  readonly netlink: FakeIpsetKernel;
   /** The pretend namespaces: add() a pod's path before addPod. */
   readonly netns = new FakeNetnsOpener();
   readonly #iptables = new Map<string, FakeIptables>();
@@ -92,19 +92,13 @@ export class FakeNode {
   #proxy: Promise<FakeNodeProxy> | undefined;
   #proxyDir: string | undefined;
 
-  constructor(options: { netlink?: FakeNetlink } = {}) {
-    this.netlink = options.netlink ?? new FakeNetlink();
+  constructor(options: { netlink?: FakeIpsetKernel } = {}) {
+    this.netlink = options.netlink ?? new FakeIpsetKernel();
   }
 
   /** iptablesOf returns the FakeIptables of a namespace path (undefined: the host). */
   iptablesOf(path?: string): FakeIptables {
-    const key = path ?? 'host';
-    let fake = this.#iptables.get(key);
-    if (!fake) {
-      fake = new FakeIptables();
-      this.#iptables.set(key, fake);
-    }
-    return fake;
+    return ofNamespace(this.#iptables, path ?? 'host', () => new FakeIptables());
   }
 
   /** iptables is the IptablesFactory to inject: one FakeIptables per namespace. */
@@ -113,13 +107,7 @@ export class FakeNode {
 
   /** nftablesOf returns the FakeNftables of a namespace path (undefined: the host), empty as a fresh netns. */
   nftablesOf(path?: string): FakeNftables {
-    const key = path ?? 'host';
-    let fake = this.#nftables.get(key);
-    if (!fake) {
-      fake = new FakeNftables();
-      this.#nftables.set(key, fake);
-    }
-    return fake;
+    return ofNamespace(this.#nftables, path ?? 'host', () => new FakeNftables());
   }
 
   /** nftables is the NftablesFactory to inject (NodeNetwork's nftables backend): one FakeNftables per namespace. */
@@ -127,12 +115,7 @@ export class FakeNode {
 
   /** rtnetlinkOf returns the FakeRtnetlink of a pod namespace path: lo up with its addresses, as a fresh netns. */
   rtnetlinkOf(path: string): FakeRtnetlink {
-    let fake = this.#rtnetlink.get(path);
-    if (!fake) {
-      fake = new FakeRtnetlink();
-      this.#rtnetlink.set(path, fake);
-    }
-    return fake;
+    return ofNamespace(this.#rtnetlink, path, () => new FakeRtnetlink());
   }
 
   /** rtnetlink is the RtnetlinkFactory to inject: one FakeRtnetlink per namespace. */
@@ -180,4 +163,14 @@ export class FakeNode {
   async options(): Promise<Pick<NodeNetworkOptions, 'ipset' | 'iptables' | 'netns' | 'rtnetlink' | 'nftables'>> {
     return { ipset: await Ipset.open({ netlink: this.netlink }), iptables: this.iptables, netns: this.netns, rtnetlink: this.rtnetlink, nftables: this.nftables };
   }
+}
+
+/** ofNamespace returns the fake of one namespace from fakes, making it on first use. */
+function ofNamespace<T>(fakes: Map<string, T>, key: string, make: () => T): T {
+  let fake = fakes.get(key);
+  if (fake === undefined) {
+    fake = make();
+    fakes.set(key, fake);
+  }
+  return fake;
 }

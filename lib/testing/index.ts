@@ -1,21 +1,24 @@
 /**
  * podnet/testing: fakes for tests of code that uses podnet, each held to the real thing by the same contract tests.
- * FakeNetlink stands in for the kernel's ipset netlink subsystem (`Ipset.open({ netlink: new FakeNetlink() })`),
- * FakeIptables for iptables-restore/-save (`Iptables.open({ runner: new FakeIptables() })`), FakeZtunnel for the
- * node proxy on the other end of the agent's ZDS socket (`await FakeZtunnel.connect(path)`). SimulatedNode and
- * echo-who are the opposite: real namespaces, veths and sockets for tests that need packets (root only).
+ * FakeIpsetKernel stands in for the kernel's ipset netlink subsystem
+ * (`Ipset.open({ netlink: new FakeIpsetKernel() })`), FakeRtnetlink and FakeNftables for NETLINK_ROUTE and nf_tables
+ * (all three on the shared netlink-kernel/ codec), FakeIptables for iptables-restore/-save
+ * (`Iptables.open({ runner: new FakeIptables() })`), FakeZtunnel for the node proxy on the other end of the
+ * agent's ZDS socket (`await FakeZtunnel.connect(path)`). SimulatedNode and echo-who are the opposite: real
+ * namespaces, veths and sockets for tests that need packets (root only).
  *
  * @module podnet/testing
  */
-export { FakeNetlink, type FakeNetlinkOptions } from './fake-netlink/fake-netlink.js';
-export type { FaultMatch, IpsetCommandName } from './fake-netlink/faults.js';
+export { FakeIpsetKernel, type FakeIpsetKernelOptions } from './fake-ipset/fake-ipset-kernel.js';
+export { FakeNetlink, type FakeNetlinkOptions, type FakeNetlinkSnapshot } from './fake-netlink/fake-netlink.js';
+export type { FaultMatch, IpsetCommandName } from './fake-ipset/faults.js';
 export type {
   FakeEntrySnapshot,
-  FakeNetlinkSnapshot,
+  FakeIpsetSnapshot,
   FakeSetOptions,
   FakeSetSnapshot,
-} from './fake-netlink/snapshot.js';
-export type { TypeName as FakeSetType } from './fake-netlink/model.js';
+} from './fake-ipset/snapshot.js';
+export type { TypeName as FakeSetType } from './fake-ipset/model.js';
 export { FakeRtnetlink, type FakeLinkOptions, type FakeRtnetlinkOptions } from './fake-rtnetlink/fake-rtnetlink.js';
 export type { RtnetlinkFaultMatch, RtnetlinkRequestName } from './fake-rtnetlink/faults.js';
 export type {

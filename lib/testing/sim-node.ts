@@ -193,20 +193,23 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
     for (const name of [...this.#made].reverse()) {
       try {
         await run(['ip', 'netns', 'delete', name], this.#timeoutMs);
+        this.#forget(name);
       } catch (err) {
-        if (!isGone(name)) {
-          errors.push(err);
-          continue;
-        }
+        this.#deleteFailed(name, err, errors);
       }
-      this.#forget(name);
     }
-    if (errors.length > 0) throw new AggregateError(errors, `could not delete ${errors.length} namespace(s) of the simulated node`);
+    throwIfAny(errors);
   }
 
   #forget(name: string): void {
     const i = this.#made.indexOf(name);
     if (i >= 0) this.#made.splice(i, 1);
+  }
+
+  // A delete that failed because the namespace is already gone counts as done; any other failure is kept.
+  #deleteFailed(name: string, err: unknown, errors: unknown[]): void {
+    if (isGone(name)) this.#forget(name);
+    else errors.push(err);
   }
 
   /**
@@ -218,15 +221,12 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
     for (const name of [...this.#made].reverse()) {
       try {
         execFileSync('ip', ['netns', 'delete', name], { stdio: 'ignore', timeout: this.#timeoutMs, killSignal: 'SIGKILL' });
+        this.#forget(name);
       } catch (err) {
-        if (!isGone(name)) {
-          errors.push(err);
-          continue;
-        }
+        this.#deleteFailed(name, err, errors);
       }
-      this.#forget(name);
     }
-    if (errors.length > 0) throw new AggregateError(errors, `could not delete ${errors.length} namespace(s) of the simulated node`);
+    throwIfAny(errors);
   }
 
   /** Symbol.asyncDispose is destroy(), for `await using`. */
@@ -243,4 +243,9 @@ export class SimulatedNode implements AsyncDisposable, Disposable {
 /** A namespace that was never mounted (or is already deleted) needs no deleting. */
 function isGone(name: string): boolean {
   return !existsSync(`${NETNS_RUN_DIR}/${name}`);
+}
+
+/** throwIfAny throws the AggregateError of the namespaces that could not be deleted, if any. */
+function throwIfAny(errors: unknown[]): void {
+  if (errors.length > 0) throw new AggregateError(errors, `could not delete ${errors.length} namespace(s) of the simulated node`);
 }

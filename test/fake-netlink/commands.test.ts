@@ -1,7 +1,7 @@
 // Table-driven checks of every command and error code the fake models, each case on a fresh fake with a few sets.
 import { describe, expect, it } from 'vitest';
 
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import {
   ACK,
   CMD,
@@ -26,8 +26,8 @@ import {
 } from './helpers/requests.js';
 import { allMessages, attrs, codes, topAttrs } from './helpers/replies.js';
 
-function seeded(): FakeNetlink {
-  const fake = new FakeNetlink({ now: () => 0 });
+function seeded(): FakeIpsetKernel {
+  const fake = new FakeIpsetKernel({ now: () => 0 });
   const setup = [
     create('ip4', 'hash:ip', 2, { cadtFlags: 0x10 }),
     create('ip6', 'hash:ip', 10),
@@ -116,7 +116,7 @@ const cases: [string, Uint8Array, number[]][] = [
   ['a message without NLM_F_REQUEST is only acked', msg(CMD.add, ACK, [PROTO, setname('nope'), entry('1.1.1.1')]), [0]],
 ];
 
-describe('FakeNetlink commands', () => {
+describe('FakeIpsetKernel commands', () => {
   it.each(cases)('%s', (_name, request, expected) => {
     expect(codes(seeded().exchange(request))).toEqual(expected);
   });

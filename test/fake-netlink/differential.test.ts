@@ -1,11 +1,11 @@
 // Differential test: the same random request bytes go to the real kernel (in a throwaway namespace, through a small
-// python bridge) and to FakeNetlink; every reply must be identical after masking, and so must the final dump.
+// python bridge) and to FakeIpsetKernel; every reply must be identical after masking, and so must the final dump.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 import { expect, it } from 'vitest';
 
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { hex } from './helpers/fixtures.js';
@@ -182,7 +182,7 @@ function kernelReplies(ns: TestNetns, requests: Bytes[]): Uint8Array[][] {
 }
 
 describePrivileged(
-  'FakeNetlink against the live kernel',
+  'FakeIpsetKernel against the live kernel',
   () => {
     it.each([1, 2, 3, 4, 5])('answers 2500 random operations like the kernel (seed %i)', (seed) => {
       const ops = operations(seed, 2500);
@@ -191,7 +191,7 @@ describePrivileged(
       const ns = new TestNetns('fk');
       try {
         const kernel = kernelReplies(ns, ops.map((o) => o.bytes));
-        const fake = new FakeNetlink();
+        const fake = new FakeIpsetKernel();
         const mismatches: string[] = [];
         ops.forEach((op, i) => {
           const got = hex(fake.exchange(op.bytes), { hashsize: true });

@@ -2,19 +2,19 @@
 import { describe, expect, it } from 'vitest';
 
 import { InvalidArgumentError } from '../../lib/errors.js';
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { ACK, CMD, REQ, adt, create, list } from './helpers/requests.js';
 import { allMessages, codes } from './helpers/replies.js';
 
-function withSet(): FakeNetlink {
-  const fake = new FakeNetlink();
+function withSet(): FakeIpsetKernel {
+  const fake = new FakeIpsetKernel();
   expect(codes(fake.exchange(Buffer.concat([create('a', 'hash:ip'), create('b', 'hash:ip')])))).toEqual([0, 0]);
   return fake;
 }
 
-const ips = (fake: FakeNetlink, set: string) => fake.dump().sets.find((s) => s.name === set)!.entries.map((e) => e.ip);
+const ips = (fake: FakeIpsetKernel, set: string) => fake.dump().sets.find((s) => s.name === set)!.entries.map((e) => e.ip);
 
-describe('FakeNetlink faults', () => {
+describe('FakeIpsetKernel faults', () => {
   it('failNext answers the next request with the errno, echoing it, and leaves state alone', () => {
     const fake = withSet();
     fake.failNext(105);
@@ -75,13 +75,13 @@ describe('FakeNetlink faults', () => {
   });
 
   it.each([
-    ['failNext(0)', (f: FakeNetlink) => f.failNext(0), 'ERR_INVALID_ARG_VALUE'],
-    ['failNext(1.5)', (f: FakeNetlink) => f.failNext(1.5), 'ERR_INVALID_ARG_VALUE'],
-    ['an unknown command', (f: FakeNetlink) => f.dropNextReply({ command: 'nope' as 'add' }), 'ERR_INVALID_ARG_VALUE'],
-    ['a set name that is not a string', (f: FakeNetlink) => f.dropNextReply({ set: 1 as unknown as string }), 'ERR_INVALID_ARG_TYPE'],
-    ['a negative truncation', (f: FakeNetlink) => f.truncateNextReply(-1), 'ERR_INVALID_ARG_VALUE'],
-    ['referencing a missing set', (f: FakeNetlink) => f.setReferenced('zz'), 'ERR_INVALID_ARG_VALUE'],
-    ['a negative reference count', (f: FakeNetlink) => f.setReferenced('a', -1), 'ERR_INVALID_ARG_VALUE'],
+    ['failNext(0)', (f: FakeIpsetKernel) => f.failNext(0), 'ERR_INVALID_ARG_VALUE'],
+    ['failNext(1.5)', (f: FakeIpsetKernel) => f.failNext(1.5), 'ERR_INVALID_ARG_VALUE'],
+    ['an unknown command', (f: FakeIpsetKernel) => f.dropNextReply({ command: 'nope' as 'add' }), 'ERR_INVALID_ARG_VALUE'],
+    ['a set name that is not a string', (f: FakeIpsetKernel) => f.dropNextReply({ set: 1 as unknown as string }), 'ERR_INVALID_ARG_TYPE'],
+    ['a negative truncation', (f: FakeIpsetKernel) => f.truncateNextReply(-1), 'ERR_INVALID_ARG_VALUE'],
+    ['referencing a missing set', (f: FakeIpsetKernel) => f.setReferenced('zz'), 'ERR_INVALID_ARG_VALUE'],
+    ['a negative reference count', (f: FakeIpsetKernel) => f.setReferenced('a', -1), 'ERR_INVALID_ARG_VALUE'],
   ])('rejects %s', (_name, call, code) => {
     const fake = withSet();
     expect(() => call(fake)).toThrow(InvalidArgumentError);
@@ -93,6 +93,6 @@ describe('FakeNetlink faults', () => {
     ['a clock that is not a function', { now: 5 as unknown as () => number }, 'ERR_INVALID_ARG_TYPE'],
     ['a negative port id', { portId: -1 }, 'ERR_INVALID_ARG_VALUE'],
   ])('constructor rejects %s', (_name, options, code) => {
-    expect(() => new FakeNetlink(options)).toThrow(expect.objectContaining({ code }));
+    expect(() => new FakeIpsetKernel(options)).toThrow(expect.objectContaining({ code }));
   });
 });

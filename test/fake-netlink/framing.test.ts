@@ -2,40 +2,40 @@
 // attribute parser never reads past a container.
 import { describe, expect, it } from 'vitest';
 
-import { parseAttrs, splitMessages } from '../../lib/testing/fake-netlink/codec.js';
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { parseAttrs, splitMessages } from '../../lib/testing/netlink-kernel/codec.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { ACK, CMD, EXCL, PROTO, REQ, adt, attr, create, header, msg, nest, setname } from './helpers/requests.js';
 import { allMessages, codes, messages } from './helpers/replies.js';
 
-describe('FakeNetlink framing', () => {
+describe('FakeIpsetKernel framing', () => {
   it('echoes seq, puts the request pid (or portId) in replies, and answers with an ACK of 16 echoed bytes', () => {
     const request = msg(CMD.protocol, REQ | ACK, [PROTO], 77, 1234);
-    const [data, ack] = new FakeNetlink().exchange(request).flatMap(messages);
+    const [data, ack] = new FakeIpsetKernel().exchange(request).flatMap(messages);
     expect(data).toMatchObject({ type: 0x601, flags: 0, seq: 77, pid: 1234 });
     expect(ack).toMatchObject({ type: 2, flags: 0x100, seq: 77, pid: 1234, error: 0 });
     expect(Buffer.from(ack!.bytes.subarray(20))).toEqual(Buffer.from(request.subarray(0, 16)));
-    const [, acked] = new FakeNetlink({ portId: 99 }).exchange(request).flatMap(messages);
+    const [, acked] = new FakeIpsetKernel({ portId: 99 }).exchange(request).flatMap(messages);
     expect(acked!.pid).toBe(99);
   });
 
   it('stops at a message whose length runs past the buffer, after answering the ones before it', () => {
     const good = msg(CMD.protocol, REQ | ACK, [PROTO], 1);
     const bad = Buffer.concat([header(100, 0x601, REQ | ACK, 2), Buffer.from([2, 0, 0, 0]), PROTO]);
-    const replies = new FakeNetlink().exchange(Buffer.concat([good, bad]));
+    const replies = new FakeIpsetKernel().exchange(Buffer.concat([good, bad]));
     expect(allMessages(replies).map((m) => m.seq)).toEqual([1, 1]);
   });
 
   it('acks a message too short for nfgenmsg without running a command', () => {
-    expect(codes(new FakeNetlink().exchange(header(16, 0x609, REQ | ACK, 3)))).toEqual([0]);
+    expect(codes(new FakeIpsetKernel().exchange(header(16, 0x609, REQ | ACK, 3)))).toEqual([0]);
   });
 
   it('ignores a truncated top-level attribute, so a PROTOCOL hidden behind it is missing (IPSET_ERR_PROTOCOL)', () => {
     const truncated = Buffer.concat([header(28, 0x601, REQ | ACK, 4), Buffer.from([2, 0, 0, 0]), Buffer.from([12, 0, 1, 0, 7, 0, 0, 0])]);
-    expect(codes(new FakeNetlink().exchange(truncated))).toEqual([-4097]);
+    expect(codes(new FakeIpsetKernel().exchange(truncated))).toEqual([-4097]);
   });
 
   it('rejects a DATA nest whose inner attribute overruns it (IPSET_ERR_PROTOCOL)', () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     fake.exchange(create('a', 'hash:ip'));
     // DATA holds 12 bytes of payload, but its IP nest claims 16.
     const data = Buffer.from([16, 0, 7, 0x80, 16, 0, 1, 0x80, 8, 0, 1, 0x40, 1, 2, 3, 4]);
@@ -46,7 +46,7 @@ describe('FakeNetlink framing', () => {
   });
 
   it('rejects an address without NLA_F_NET_BYTEORDER and a set name without NUL', () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     fake.exchange(create('a', 'hash:ip'));
     const hostOrder = nest(7, nest(1, attr(1, Uint8Array.of(1, 2, 3, 4))));
     expect(codes(fake.exchange(msg(CMD.add, REQ | ACK | EXCL, [PROTO, setname('a'), hostOrder])))).toEqual([-4097]);
@@ -57,11 +57,11 @@ describe('FakeNetlink framing', () => {
     const request = msg(CMD.protocol, REQ | ACK, [PROTO], 5);
     const big = new Uint8Array(request.length + 7);
     big.set(request, 3);
-    expect(codes(new FakeNetlink().exchange(big.subarray(3, 3 + request.length)))).toEqual([0]);
+    expect(codes(new FakeIpsetKernel().exchange(big.subarray(3, 3 + request.length)))).toEqual([0]);
   });
 
   it('does not keep views into the caller buffer', () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     fake.exchange(create('a', 'hash:ip'));
     const request = adt(CMD.add, 'a', '10.0.0.1');
     fake.exchange(request);
@@ -88,9 +88,9 @@ describe('fake-netlink codec', () => {
   });
 });
 
-describe('FakeNetlink.dump()', () => {
+describe('FakeIpsetKernel.dump()', () => {
   it('returns frozen plain objects that later changes do not touch', () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     fake.exchange(create('a', 'hash:net', 10, { cadtFlags: 0x18, timeout: 0 }));
     fake.exchange(adt(CMD.add, 'a', 'fd00:0:0:1::5', { cidr: 64, comment: 'pod', bytes: 1n }));
     const snap = fake.dump();

@@ -1,13 +1,13 @@
 // The fake must answer the requests of captured kernel sessions with the kernel's bytes (masked where runs differ).
 import { describe, expect, it } from 'vitest';
 
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { hex, loadScenario } from './helpers/fixtures.js';
 import { allMessages, attrs, dumpedEntries, topAttrs } from './helpers/replies.js';
 
 describe.each(['basics', 'types', 'extras'])('golden scenario %s', (name) => {
   const steps = loadScenario(name);
-  const fake = new FakeNetlink({ now: () => 1_000_000 });
+  const fake = new FakeIpsetKernel({ now: () => 1_000_000 });
   it.each(steps.map((s, i) => [i, s.label, s] as const))('step %i: %s', (_i, _label, step) => {
     expect(hex(fake.exchange(step.request))).toEqual(hex(step.replies));
   });
@@ -15,7 +15,7 @@ describe.each(['basics', 'types', 'extras'])('golden scenario %s', (name) => {
 
 describe('golden scenario paging', () => {
   const steps = loadScenario('paging');
-  const fake = new FakeNetlink({ now: () => 1_000_000 });
+  const fake = new FakeIpsetKernel({ now: () => 1_000_000 });
   const setup = steps.slice(0, -1);
   const listAll = steps[steps.length - 1]!;
 

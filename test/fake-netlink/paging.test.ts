@@ -2,7 +2,7 @@
 // fake is belongs in bench/, not here: a 1000 ms bound failed a fresh clone on a loaded 2-core machine.
 import { describe, expect, it } from 'vitest';
 
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { ACK, CMD, EXCL, PROTO, REQ, attr, be32, create, list, msg, setname } from './helpers/requests.js';
 import { allMessages, codes, dumpedEntries, messages, topAttrs } from './helpers/replies.js';
 
@@ -40,13 +40,13 @@ function batches(name: string, n: number): Uint8Array {
   return Buffer.concat(requests);
 }
 
-function fill(fake: FakeNetlink, name: string, n: number): number[] {
+function fill(fake: FakeIpsetKernel, name: string, n: number): number[] {
   return codes(fake.exchange(batches(name, n)));
 }
 
-describe('FakeNetlink dump paging', () => {
+describe('FakeIpsetKernel dump paging', () => {
   it(`adds ${N} entries in ADT batches and dumps every one of them exactly once`, () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     expect(codes(fake.exchange(create('big', 'hash:ip', 2, { maxelem: 1 << 20 })))).toEqual([0]);
     expect(codes(fake.exchange(batches('big', N)))).toEqual(Array(N / 2500).fill(0));
 
@@ -66,7 +66,7 @@ describe('FakeNetlink dump paging', () => {
   });
 
   it('puts the header only in the first message and PROTOCOL, SETNAME, ADT in the continuations', () => {
-    const fake = new FakeNetlink({ dumpPageSize: 512 });
+    const fake = new FakeIpsetKernel({ dumpPageSize: 512 });
     fake.exchange(create('s', 'hash:ip', 2));
     expect(fill(fake, 's', 100)).toEqual([0]);
     const msgs = allMessages(fake.exchange(list('s')));
@@ -79,7 +79,7 @@ describe('FakeNetlink dump paging', () => {
   });
 
   it('starts every set of a dump of all sets in its own datagram, in index order', () => {
-    const fake = new FakeNetlink({ dumpPageSize: 1024 });
+    const fake = new FakeIpsetKernel({ dumpPageSize: 1024 });
     for (const name of ['a', 'b', 'c']) fake.exchange(create(name, 'hash:ip', 2));
     fill(fake, 'b', 300);
     const sets = fake.exchange(list()).slice(0, -1).map((d) => {

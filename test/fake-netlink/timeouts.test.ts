@@ -1,20 +1,20 @@
 // Timeouts run on the injected clock: remaining time goes down, entries expire, and expired entries behave as absent.
 import { describe, expect, it } from 'vitest';
 
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { ACK, CMD, REQ, adt, create, list } from './helpers/requests.js';
 import { attrs, codes, dumpedEntries } from './helpers/replies.js';
 
-function clocked(): { fake: FakeNetlink; advance: (ms: number) => void } {
+function clocked(): { fake: FakeIpsetKernel; advance: (ms: number) => void } {
   let now = 5_000_000;
-  const fake = new FakeNetlink({ now: () => now });
+  const fake = new FakeIpsetKernel({ now: () => now });
   expect(codes(fake.exchange(create('t', 'hash:ip', 2, { timeout: 10, cadtFlags: 0x18 })))).toEqual([0]);
   return { fake, advance: (ms) => (now += ms) };
 }
 
-const timeoutsOf = (fake: FakeNetlink) => Object.fromEntries(fake.dump().sets[0]!.entries.map((e) => [e.ip, e.timeout]));
+const timeoutsOf = (fake: FakeIpsetKernel) => Object.fromEntries(fake.dump().sets[0]!.entries.map((e) => [e.ip, e.timeout]));
 
-describe('FakeNetlink timeouts', () => {
+describe('FakeIpsetKernel timeouts', () => {
   it('counts remaining seconds down from the set default, a per-entry value, or 0 for permanent', () => {
     const { fake, advance } = clocked();
     fake.exchange(Buffer.concat([adt(CMD.add, 't', '1.0.0.1'), adt(CMD.add, 't', '1.0.0.2', { timeout: 5 }), adt(CMD.add, 't', '1.0.0.3', { timeout: 0 })]));
@@ -63,7 +63,7 @@ describe('FakeNetlink timeouts', () => {
 
   it('makes room in a full set once entries have expired', () => {
     let now = 0;
-    const fake = new FakeNetlink({ now: () => now });
+    const fake = new FakeIpsetKernel({ now: () => now });
     fake.exchange(create('f', 'hash:ip', 2, { timeout: 1, maxelem: 1 }));
     expect(codes(fake.exchange(adt(CMD.add, 'f', '1.0.0.1')))).toEqual([0]);
     expect(codes(fake.exchange(adt(CMD.add, 'f', '1.0.0.2')))).toEqual([-4352]);

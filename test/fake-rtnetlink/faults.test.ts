@@ -13,7 +13,7 @@ const inTable100 = (fake: FakeRtnetlink) => fake.dump().routes.filter((r) => r.t
 describe('FakeRtnetlink faults', () => {
   it('failNext answers the next request with the errno, echoing it, and leaves state alone', () => {
     const fake = new FakeRtnetlink();
-    fake.failNext({ errno: 105 });
+    fake.failNext(105);
     const e = firstError(fake.exchange(LOCAL4));
     expect(e).toMatchObject({ error: -105, flags: 0, echo: Buffer.from(LOCAL4).toString('hex') });
     expect(inTable100(fake)).toEqual([]);
@@ -22,15 +22,21 @@ describe('FakeRtnetlink faults', () => {
 
   it('failNext with a matcher waits for a request of that type and family', () => {
     const fake = new FakeRtnetlink();
-    fake.failNext({ type: 'newroute', family: 6, errno: -16 });
+    fake.failNext(-16, { type: 'newroute', family: 6 });
     expect(codes(fake.exchange(Buffer.concat([rule({ priority: 5, table: 100 }), LOCAL4, LOCAL6, LOCAL6])))).toEqual([0, 0, -16, 0]);
     expect(fake.pendingFaults).toBe(0);
     expect(inTable100(fake)).toEqual([4, 6]);
   });
 
+  it('failNext still takes the deprecated one-object form', () => {
+    const fake = new FakeRtnetlink();
+    fake.failNext({ type: 'newroute', family: 6, errno: -16 });
+    expect(codes(fake.exchange(Buffer.concat([LOCAL4, LOCAL6])))).toEqual([0, -16]);
+  });
+
   it('failNext on a dump answers a lone NLMSG_DONE with the error, as a dump that fails at once', () => {
     const fake = new FakeRtnetlink();
-    fake.failNext({ type: 'getroute', errno: 4 });
+    fake.failNext(4, { type: 'getroute' });
     expect(fake.exchange(dump(T.getroute)).flatMap(messages)).toEqual([expect.objectContaining({ type: 3, flags: 2, error: -4 })]);
   });
 
@@ -59,7 +65,7 @@ describe('FakeRtnetlink faults', () => {
 
   it('clearFaults drops pending faults', () => {
     const fake = new FakeRtnetlink();
-    fake.failNext({ errno: 1 });
+    fake.failNext(1);
     fake.dropNextReply();
     fake.interruptNextDump();
     expect(fake.pendingFaults).toBe(3);
@@ -68,9 +74,11 @@ describe('FakeRtnetlink faults', () => {
   });
 
   it.each([
-    ['errno 0', (f: FakeRtnetlink) => f.failNext({ errno: 0 }), 'ERR_INVALID_ARG_VALUE'],
-    ['errno 1.5', (f: FakeRtnetlink) => f.failNext({ errno: 1.5 }), 'ERR_INVALID_ARG_VALUE'],
-    ['errno 5000', (f: FakeRtnetlink) => f.failNext({ errno: 5000 }), 'ERR_INVALID_ARG_VALUE'],
+    ['errno 0', (f: FakeRtnetlink) => f.failNext(0), 'ERR_INVALID_ARG_VALUE'],
+    ['errno 1.5', (f: FakeRtnetlink) => f.failNext(1.5), 'ERR_INVALID_ARG_VALUE'],
+    ['errno 5000', (f: FakeRtnetlink) => f.failNext(5000), 'ERR_INVALID_ARG_VALUE'],
+    ['a bad matcher', (f: FakeRtnetlink) => f.failNext(1, { family: 5 as 4 }), 'ERR_INVALID_ARG_VALUE'],
+    ['errno 0 in the deprecated form', (f: FakeRtnetlink) => f.failNext({ errno: 0 }), 'ERR_INVALID_ARG_VALUE'],
     ['no options', (f: FakeRtnetlink) => f.failNext(null as unknown as { errno: number }), 'ERR_INVALID_ARG_TYPE'],
     ['an unknown request type', (f: FakeRtnetlink) => f.dropNextReply({ type: 'nope' as 'getlink' }), 'ERR_INVALID_ARG_VALUE'],
     ['family 5', (f: FakeRtnetlink) => f.interruptNextDump({ family: 5 as 4 }), 'ERR_INVALID_ARG_VALUE'],

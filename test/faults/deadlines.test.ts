@@ -36,7 +36,7 @@ import { ProxyError } from '../../lib/proxy/errors.js';
 import { ZtunnelServer } from '../../lib/proxy/ztunnel-server.js';
 import { decodeRequest, encodeAck, encodeHello } from '../../lib/proxy/zds-messages.js';
 import { FakeNetlink, FakeRtnetlink } from '../../lib/testing/index.js';
-import type { FaultMatch } from '../../lib/testing/fake-netlink/faults.js';
+import type { FaultMatch } from '../../lib/testing/fake-ipset/faults.js';
 import type { RtnetlinkFaultMatch } from '../../lib/testing/fake-rtnetlink/faults.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';

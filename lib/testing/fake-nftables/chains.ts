@@ -5,10 +5,10 @@
  * chain to another hook or priority is EOPNOTSUPP, to another type EEXIST. Chains on devices (netdev, inet
  * ingress) keep the device names they are given, none included, and list them as the kernel does.
  */
-import type { Attr, AttrTable } from '../fake-netlink/codec.js';
+import type { Attr, AttrTable } from '../netlink-kernel/codec.js';
 import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_DEVICE_NAME, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
 import type { ChainObj, Draft, TableObj } from './model.js';
-import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';
+import { type Request, be32, byHandle, byName, fail, nameOf, toDelete, udataOf } from './request.js';
 import { releaseRule } from './rules.js';
 import { lookupTable } from './tables.js';
 
@@ -71,9 +71,7 @@ function parseHook(family: number, attr: Attr, typeAttr: Attr | undefined): Hook
 
 /** lookupChain finds a chain of the table by name: ENOENT naming the attribute. */
 export function lookupChain(table: TableObj, attr: Attr): ChainObj {
-  const c = table.chains.get(nameOf(attr)!);
-  if (!c) fail(E.ENOENT, attr);
-  return c;
+  return byName(table.chains, attr);
 }
 
 export function newChain(draft: Draft, req: Request): void {
@@ -83,9 +81,7 @@ export function newChain(draft: Draft, req: Request): void {
   const handleAttr = a.get(NFTA_CHAIN.HANDLE);
   let chain: ChainObj | undefined;
   if (handleAttr) {
-    const handle = be64(handleAttr);
-    chain = [...table.chains.values()].find((c) => c.handle === handle);
-    if (!chain) fail(E.ENOENT, handleAttr);
+    chain = byHandle(table.chains, handleAttr);
   } else if (nameAttr) {
     chain = table.chains.get(nameOf(nameAttr)!);
   }
@@ -142,15 +138,7 @@ export function delChain(draft: Draft, req: Request): void {
   const table = lookupTable(draft, req.family, a.get(NFTA_CHAIN.TABLE));
   const nameAttr = a.get(NFTA_CHAIN.NAME);
   const handleAttr = a.get(NFTA_CHAIN.HANDLE);
-  let chain: ChainObj | undefined;
-  if (handleAttr) {
-    const handle = be64(handleAttr);
-    chain = [...table.chains.values()].find((c) => c.handle === handle);
-    if (!chain) fail(E.ENOENT, handleAttr);
-  } else {
-    if (!nameAttr) fail(E.EINVAL);
-    chain = lookupChain(table, nameAttr);
-  }
+  const chain = toDelete(table.chains, handleAttr, nameAttr);
   const bad = nameAttr ?? handleAttr;
   // NLM_F_NONREC is refused before the attribute is looked at: no offset.
   if (req.msg.flags & NLM_F_NONREC && chain.rules.length + chain.refs > 0) fail(E.EBUSY);

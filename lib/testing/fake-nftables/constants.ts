@@ -17,12 +17,12 @@ export {
   NLMSG_ERROR,
   NLMSG_HDRLEN,
   NLMSG_MIN_TYPE,
-} from '../fake-rtnetlink/constants.js';
+} from '../netlink-kernel/constants.js';
 
 /** NLM_F_NONREC: a delete that refuses to take what the object holds with it (EBUSY instead). */
 export const NLM_F_NONREC = 0x100;
 
-export const NFGENMSG_LEN = 4;
+export { NFGENMSG_LEN } from '../netlink-kernel/constants.js';
 export const NFNL_SUBSYS_NFTABLES = 10;
 export const NFNL_MSG_BATCH_BEGIN = 16;
 export const NFNL_MSG_BATCH_END = 17;
@@ -152,28 +152,5 @@ export const EXPRESSIONS = new Set<string>([
   'synproxy', 'dup', 'fwd',
 ]);
 
-/** errno values the fake answers with. */
-export const E = {
-  EPERM: 1,
-  ENOENT: 2,
-  E2BIG: 7,
-  EBADF: 9,
-  EAGAIN: 11,
-  ENOMEM: 12,
-  EBUSY: 16,
-  EEXIST: 17,
-  ENODEV: 19,
-  EINVAL: 22,
-  ENFILE: 23,
-  ENOSPC: 28,
-  EMLINK: 31,
-  ERANGE: 34,
-  ENAMETOOLONG: 36,
-  ELOOP: 40,
-  ENODATA: 61,
-  EPROTO: 71,
-  EOVERFLOW: 75,
-  ERESTART: 85,
-  EOPNOTSUPP: 95,
-  EAFNOSUPPORT: 97,
-} as const;
+// E is the errno table every fake kernel shares, under the short name the nf_tables files use.
+export { ERRNO as E } from '../netlink-kernel/errno.js';

@@ -7,7 +7,7 @@
  * depth) is handed on as the rule's checks (validate.ts). Checked against a 6.18 kernel by
  * test/nftables/differential-bytes.test.ts; expressions podnet does not encode get their name checked only.
  */
-import { type Attr, AttrTable } from '../fake-netlink/codec.js';
+import { type Attr, AttrTable } from '../netlink-kernel/codec.js';
 import {
   E,
   EXPRESSIONS,

@@ -7,7 +7,7 @@
  * and byte-order flag bits cleared, which is what the kernel writes for payload, meta, cmp, immediate and masq
  * (checked against a 6.18 kernel by test/nftables/differential.test.ts).
  */
-import { type Attr, parseAttrs } from '../fake-netlink/codec.js';
+import { type Attr, parseAttrs } from '../netlink-kernel/codec.js';
 import { attr, u32, u64 } from './fill.js';
 import { NFTA_EXPR, NFTA_LIST_ELEM } from './constants.js';
 

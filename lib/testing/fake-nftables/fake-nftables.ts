@@ -4,7 +4,8 @@
  * each sendmsg with the datagrams the kernel would send: batches applied all or nothing, dumps paged, errors with
  * the kernel's codes. See the header of each file here for what it models and what it leaves out.
  */
-import { splitMessages } from '../fake-netlink/codec.js';
+import { splitMessages } from '../netlink-kernel/codec.js';
+import { type NetlinkKernelOptions, checkErrno, checkKernelOptions, checkTruncation, truncateFirst } from '../netlink-kernel/peer-options.js';
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { invalidType, invalidValue } from '../../validate.js';
 import { type NftFaultMatch, NftFaultQueue, describe, messageNumber } from './faults.js';
@@ -19,18 +20,12 @@ import { type FakeNftablesSnapshot, snapshot } from './snapshot.js';
 const SEND_MAX = (16 << 20) - 32;
 
 /** FakeNftablesOptions configure a FakeNftables; every field is optional. */
-export interface FakeNftablesOptions {
-  /** portId is the nlmsg_pid of every reply (default: the request's nlmsg_pid, as no socket is bound). */
-  portId?: number;
-  /** dumpPageSize is the room of one dump datagram in bytes (default 32448, what a 6.18 kernel fills). */
-  dumpPageSize?: number;
+export interface FakeNftablesOptions extends NetlinkKernelOptions {
   /** What NEWGEN names as the process that committed last (NFTA_GEN_PROC_PID / _NAME); default this process. */
   procPid?: number;
   /** The process name NEWGEN reports (default 'node'). */
   procName?: string;
 }
-
-const DEFAULT_PAGE = 32448;
 
 function checkMatch(name: string, match: unknown): NftFaultMatch {
   if (match === undefined) return {};
@@ -60,9 +55,7 @@ export class FakeNftables implements NetlinkPeer {
 
   constructor(options: FakeNftablesOptions = {}) {
     if (typeof options !== 'object' || options === null) throw invalidType('options', 'an object', options);
-    const page = options.dumpPageSize ?? DEFAULT_PAGE;
-    if (!Number.isInteger(page) || page < 256 || page > 1 << 20) throw invalidValue('options.dumpPageSize', 'an integer between 256 and 1048576', page);
-    const portId = checkUint('options.portId', options.portId, 0xffffffff);
+    const { pageSize: page, portId } = checkKernelOptions(options);
     const procPid = checkUint('options.procPid', options.procPid, 0xffffffff) ?? process.pid;
     if (options.procName !== undefined && typeof options.procName !== 'string') throw invalidType('options.procName', 'a string', options.procName);
     this.#kernel = new NftKernel(emptyState(), { portId, pageSize: page, procPid, procName: options.procName ?? 'node' });
@@ -88,10 +81,7 @@ export class FakeNftables implements NetlinkPeer {
       return f?.kind === 'error' ? Math.abs(f.errno) : undefined;
     });
     if (drop) return [];
-    if (truncate !== undefined && replies[0]) {
-      const first = replies[0];
-      replies[0] = first.slice(0, truncate ?? Math.floor(first.length / 2));
-    }
+    if (truncate !== undefined) truncateFirst(replies, truncate);
     return replies;
   }
 
@@ -111,8 +101,7 @@ export class FakeNftables implements NetlinkPeer {
    * or matcher.
    */
   failNext(errno: number, match?: NftFaultMatch): void {
-    if (!Number.isInteger(errno) || errno === 0 || Math.abs(errno) > 4095) throw invalidValue('errno', 'a non-zero errno between 1 and 4095', errno);
-    this.#faults.add({ kind: 'error', errno, match: checkMatch('match', match) });
+    this.#faults.add({ kind: 'error', errno: checkErrno('errno', errno), match: checkMatch('match', match) });
   }
 
   /**
@@ -128,8 +117,7 @@ export class FakeNftables implements NetlinkPeer {
    * `bytes` (default: half of it). Throws InvalidArgumentError on a bad length or matcher.
    */
   truncateNextReply(bytes?: number, match?: NftFaultMatch): void {
-    if (bytes !== undefined && (!Number.isInteger(bytes) || bytes < 0)) throw invalidValue('bytes', 'a non-negative integer', bytes);
-    this.#faults.add({ kind: 'truncate', bytes, match: checkMatch('match', match) });
+    this.#faults.add({ kind: 'truncate', bytes: checkTruncation(bytes), match: checkMatch('match', match) });
   }
 
   /** pendingFaults is how many scheduled faults have not fired yet. */

@@ -3,8 +3,8 @@
  * kernel refused it (in a batch, the whole batch is then aborted like any refusal), a lost answer, or a truncated
  * datagram. Each fault fires once, in the order it was added.
  */
-import { type NlMsg, parseAttrs } from '../fake-netlink/codec.js';
-import { MatchingFaultQueue } from '../fault-queue.js';
+import { type NlMsg, parseAttrs } from '../netlink-kernel/codec.js';
+import { MatchingFaultQueue } from '../netlink-kernel/fault-queue.js';
 import { NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES, NFT_MSG, NLMSG_HDRLEN } from './constants.js';
 import { nameOf } from './request.js';
 

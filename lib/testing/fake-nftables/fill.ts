@@ -3,8 +3,8 @@
  * _rule_info, the set element dump and nf_tables_fill_gen_info), attribute for attribute in the kernel's order:
  * big-endian integers without NLA_F_NET_BYTEORDER, nests without NLA_F_NESTED, the generation in nfgenmsg.res_id.
  */
-import { MsgWriter, align4 } from '../fake-netlink/codec.js';
-import type { ReplyTo } from '../fake-rtnetlink/codec.js';
+import { MsgWriter, align4 } from '../netlink-kernel/codec.js';
+import type { ReplyTo } from '../netlink-kernel/replies.js';
 import {
   NFNL_SUBSYS_NFTABLES,
   NFT_MSG,

@@ -4,7 +4,7 @@
  * kernel's: tables and chains by family only, sets by family and table (ENOENT for a missing table), rules by
  * family, table and chain names (nothing for a missing one), elements of one set (ENOENT for a missing table or set).
  */
-import { type ReplyTo, attrOffset } from '../fake-rtnetlink/codec.js';
+import { type ReplyTo, attrOffset } from '../netlink-kernel/replies.js';
 import { E, NFT_MSG, NFTA_CHAIN, NFTA_LIST_ELEM, NFTA_RULE, NFTA_SET, NFTA_SET_ELEM_LIST, NFTA_TABLE, NLM_F_APPEND, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE } from './constants.js';
 import { chainAttrs, elementAttr, elementsAttrs, genMessage, message, ruleAttrs, setAttrs, tableAttrs } from './fill.js';
 import type { State, TableObj } from './model.js';

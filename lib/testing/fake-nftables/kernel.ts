@@ -5,8 +5,8 @@
  * commit is aborted and replayed so that the rule to blame is named, END is never acknowledged, and what follows
  * END is dropped); anything else is messages one by one (netlink_rcv_skb: GETs answered, changes refused with EINVAL).
  */
-import { type NlMsg, splitMessages } from '../fake-netlink/codec.js';
-import { type ReplyTo, ack, errorReply } from '../fake-rtnetlink/codec.js';
+import { type NlMsg, splitMessages } from '../netlink-kernel/codec.js';
+import { type ReplyTo, ack, errorReply } from '../netlink-kernel/replies.js';
 import { delChain, newChain } from './chains.js';
 import {
   BATCH_ONLY,

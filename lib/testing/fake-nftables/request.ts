@@ -3,8 +3,8 @@
  * each type wins, as nla_parse), plus the checks every handler shares: names (NLA_STRING of at most 255 bytes),
  * user data (NLA_BINARY of at most 256), big-endian integers, and the error a failed check answers with.
  */
-import { type Attr, type AttrTable, type NlMsg, parseAttrs } from '../fake-netlink/codec.js';
-import { type KernelError, attrOffset } from '../fake-rtnetlink/codec.js';
+import { type Attr, type AttrTable, type NlMsg, parseAttrs } from '../netlink-kernel/codec.js';
+import { type KernelError, attrOffset } from '../netlink-kernel/replies.js';
 import { E, NFGENMSG_LEN, NFT_USERDATA_MAXLEN, NLMSG_HDRLEN } from './constants.js';
 
 export interface Request {
@@ -71,4 +71,34 @@ export function udataOf(a: Attr | undefined): Uint8Array | undefined {
 
 export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/**
+ * byHandle finds the object a NFTA_*_HANDLE attribute names among objects: ENOENT naming the attribute when none
+ * has that handle.
+ */
+export function byHandle<T extends { handle: bigint }>(objects: ReadonlyMap<string, T>, attr: Attr): T {
+  const handle = be64(attr);
+  const found = [...objects.values()].find((o) => o.handle === handle);
+  if (!found) fail(E.ENOENT, attr);
+  return found;
+}
+
+/**
+ * byName finds the object a name attribute names among objects: ENOENT naming the attribute when there is none.
+ */
+export function byName<T>(objects: ReadonlyMap<string, T>, attr: Attr): T {
+  const found = objects.get(nameOf(attr)!);
+  if (found === undefined) fail(E.ENOENT, attr);
+  return found;
+}
+
+/**
+ * toDelete finds what a delete names, by handle when it carries one and by name otherwise, as the kernel's
+ * nf_tables_del* do: EINVAL when it carries neither, ENOENT naming the attribute when nothing matches.
+ */
+export function toDelete<T extends { handle: bigint }>(objects: ReadonlyMap<string, T>, handleAttr: Attr | undefined, nameAttr: Attr | undefined): T {
+  if (handleAttr) return byHandle(objects, handleAttr);
+  if (!nameAttr) fail(E.EINVAL);
+  return byName(objects, nameAttr);
 }

@@ -6,7 +6,7 @@
  * is validated (validate.ts), at the commit and, in the batch the kernel then replays, after every rule. The sets
  * a rule looks up and the chains it jumps to are held while it lives (EBUSY for their delete).
  */
-import type { Attr, AttrTable } from '../fake-netlink/codec.js';
+import type { Attr, AttrTable } from '../netlink-kernel/codec.js';
 import {
   E,
   NFTA_LOOKUP,

@@ -10,7 +10,7 @@
  * to a chain is refused (EOPNOTSUPP): the kernel would count it as a use of the chain and walk it when validating
  * the table, which the fake does not model.
  */
-import type { Attr } from '../fake-netlink/codec.js';
+import type { Attr } from '../netlink-kernel/codec.js';
 import {
   E,
   NFT_DATA_VALUE_MAXLEN,
@@ -42,7 +42,7 @@ import {
 } from './constants.js';
 import type { Draft, SetObj, TableObj } from './model.js';
 import { attr, concat, u32 } from './fill.js';
-import { type Request, be32, be64, fail, hex, nameOf, udataOf } from './request.js';
+import { type Request, be32, fail, hex, nameOf, toDelete, udataOf } from './request.js';
 import { lookupTable } from './tables.js';
 
 /** BatchIds is what one pass over a batch carries from message to message. */
@@ -151,16 +151,7 @@ export function delSet(draft: Draft, req: Request): void {
   const table = lookupTable(draft, req.family, a.get(NFTA_SET.TABLE));
   const nameAttr = a.get(NFTA_SET.NAME);
   const handleAttr = a.get(NFTA_SET.HANDLE);
-  let set: SetObj | undefined;
-  if (handleAttr) {
-    const handle = be64(handleAttr);
-    set = [...table.sets.values()].find((s) => s.handle === handle);
-    if (!set) fail(E.ENOENT, handleAttr);
-  } else {
-    if (!nameAttr) fail(E.EINVAL);
-    set = table.sets.get(nameOf(nameAttr)!);
-    if (!set) fail(E.ENOENT, nameAttr);
-  }
+  const set = toDelete(table.sets, handleAttr, nameAttr);
   if (set.use > 0 || (req.msg.flags & NLM_F_NONREC && set.elements.size > 0)) fail(E.EBUSY, nameAttr ?? handleAttr);
   const t = draft.mutableTable(table);
   t.sets.delete(set.name);

@@ -2,7 +2,7 @@
  * The read-only view of a FakeNftables: plain frozen data copied out of the state, with comments read from the
  * user data the way nft reads them (libnftnl's TLVs) and keys of 4 and 16 bytes written as addresses.
  */
-import { formatAddr } from '../fake-netlink/snapshot.js';
+import { formatAddr } from '../netlink-kernel/address.js';
 import type { ChainObj, ElementObj, RuleObj, SetObj, State, TableObj, Udata } from './model.js';
 
 /** FakeNftElementSnapshot is one set element: its key and its comment (libnftnl's element comment record). */

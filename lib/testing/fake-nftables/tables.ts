@@ -2,7 +2,7 @@
  * NEWTABLE and DELTABLE inside a batch, and the table lookup every other handler starts with (nft_table_lookup:
  * family and name, ENOENT naming the attribute).
  */
-import type { Attr } from '../fake-netlink/codec.js';
+import type { Attr } from '../netlink-kernel/codec.js';
 import { E, NFT_TABLE_F_MASK, NFT_TABLE_F_OWNER, NFTA_TABLE, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
 import type { Draft, TableObj } from './model.js';
 import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';

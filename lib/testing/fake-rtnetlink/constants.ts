@@ -1,35 +1,33 @@
 /**
  * Kernel constants of NETLINK_ROUTE as the fake needs them. Names follow the kernel headers (linux/netlink.h,
  * linux/rtnetlink.h, linux/fib_rules.h, linux/if_link.h, linux/if_addr.h, linux/if.h); values were checked against a
- * 6.18 kernel with test/fake-rtnetlink/helpers/route-bridge.py.
+ * 6.18 kernel with test/fake-rtnetlink/helpers/route-bridge.py. The netlink constants every family shares come
+ * from lib/testing/netlink-kernel/.
  */
 
-export const NLMSG_HDRLEN = 16;
-export const NLMSG_ERROR = 2;
-export const NLMSG_DONE = 3;
-export const NLMSG_MIN_TYPE = 0x10;
-
-export const NLM_F_REQUEST = 0x1;
-export const NLM_F_MULTI = 0x2;
-export const NLM_F_ACK = 0x4;
-export const NLM_F_DUMP_INTR = 0x10;
-export const NLM_F_ROOT = 0x100;
-export const NLM_F_MATCH = 0x200;
-export const NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH;
-export const NLM_F_REPLACE = 0x100;
-export const NLM_F_EXCL = 0x200;
-export const NLM_F_CREATE = 0x400;
-export const NLM_F_APPEND = 0x800;
-/** Flags of an error message: the echo was cut to the header, and TLVs follow it. */
-export const NLM_F_CAPPED = 0x100;
-export const NLM_F_ACK_TLVS = 0x200;
-
-/** Extended ACK attributes (enum nlmsgerr_attrs). */
-export const NLMSGERR_ATTR_MSG = 1;
-export const NLMSGERR_ATTR_OFFS = 2;
-export const NLMSGERR_ATTR_POLICY = 4;
-
-export const NLA_F_NESTED = 0x8000;
+export {
+  NLA_F_NESTED,
+  NLM_F_ACK,
+  NLM_F_ACK_TLVS,
+  NLM_F_APPEND,
+  NLM_F_CAPPED,
+  NLM_F_CREATE,
+  NLM_F_DUMP,
+  NLM_F_DUMP_INTR,
+  NLM_F_EXCL,
+  NLM_F_MATCH,
+  NLM_F_MULTI,
+  NLM_F_REPLACE,
+  NLM_F_REQUEST,
+  NLM_F_ROOT,
+  NLMSG_DONE,
+  NLMSG_ERROR,
+  NLMSG_HDRLEN,
+  NLMSG_MIN_TYPE,
+  NLMSGERR_ATTR_MSG,
+  NLMSGERR_ATTR_OFFS,
+  NLMSGERR_ATTR_POLICY,
+} from '../netlink-kernel/constants.js';
 
 export const RTM = {
   NEWLINK: 16,
@@ -49,10 +47,8 @@ export const RTM = {
 /** Highest message type rtnetlink knows in 6.18 (RTM_MAX): anything above is EOPNOTSUPP before family lookup. */
 export const RTM_MAX = 123;
 
-export const AF_UNSPEC = 0;
-export const AF_INET = 2;
+export { AF_INET, AF_INET6, AF_UNSPEC } from '../netlink-kernel/constants.js';
 export const AF_BRIDGE = 7;
-export const AF_INET6 = 10;
 
 /** Route types (RTN_*). */
 export const RTN = {
@@ -221,21 +217,4 @@ export const IF_OPER_DOWN = 2;
 export const IFINFOMSG_LEN = 16;
 export const RTMSG_LEN = 12;
 
-/** Positive errno values; replies carry them negated. */
-export const ERRNO = {
-  EPERM: 1,
-  ENOENT: 2,
-  ESRCH: 3,
-  EAGAIN: 11,
-  EACCES: 13,
-  EBUSY: 16,
-  EEXIST: 17,
-  ENODEV: 19,
-  EINVAL: 22,
-  ERANGE: 34,
-  EOPNOTSUPP: 95,
-  EAFNOSUPPORT: 97,
-  ENETDOWN: 100,
-  ENETUNREACH: 101,
-  EHOSTUNREACH: 113,
-} as const;
+export { ERRNO } from '../netlink-kernel/errno.js';

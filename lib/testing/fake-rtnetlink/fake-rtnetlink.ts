@@ -5,6 +5,7 @@
  */
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../../validate.js';
+import { type NetlinkKernelOptions, checkErrno, checkKernelOptions } from '../netlink-kernel/peer-options.js';
 import { type KernelError, type NlMsg, MsgWriter, fail, parseAddr, splitMessages } from './codec.js';
 import {
   NLM_F_DUMP,
@@ -14,7 +15,7 @@ import {
   RT_TABLE_MAIN,
   RTM,
 } from './constants.js';
-import { type RtnetlinkFaultMatch, FaultQueue, checkErrno, checkMatch } from './faults.js';
+import { type RtnetlinkFaultMatch, FaultQueue, checkMatch } from './faults.js';
 import { RouteKernel } from './kernel.js';
 import { addAddr4, addAddr6, bringUp } from './links.js';
 import { type Link, NetnsState } from './model.js';
@@ -22,17 +23,13 @@ import { defaultRules } from './rules.js';
 import { type FakeRtnetlinkSnapshot, snapshot } from './snapshot.js';
 
 /** FakeRtnetlinkOptions configure a FakeRtnetlink; every field is optional. */
-export interface FakeRtnetlinkOptions {
+export interface FakeRtnetlinkOptions extends NetlinkKernelOptions {
   /** loopbackUp brings lo up with 127.0.0.1/8, ::1/128 and their routes, as `ip link set lo up` does (default true). */
   loopbackUp?: boolean;
   /** ipv6 false is net.ipv6.conf.*.disable_ipv6=1: no IPv6 addresses, and IPv6 routes through a device fail (default true). */
   ipv6?: boolean;
   /** now is the clock in milliseconds behind the addresses' IFA_CACHEINFO timestamps (default Date.now). */
   now?: () => number;
-  /** portId is the nlmsg_pid of every reply; without it the fake echoes the request's (the kernel uses the socket's). */
-  portId?: number;
-  /** dumpPageSize is the room of one dump datagram in bytes (default 32448, what 6.18 fills for a 32 KiB reader). */
-  dumpPageSize?: number;
 }
 
 /** FakeLinkOptions describe a link for addLink; it behaves like an ifb device (ethernet, NOARP, always carrier). */
@@ -50,8 +47,6 @@ export interface FakeLinkOptions {
   /** MAC address "aa:bb:cc:dd:ee:ff" (default 02:00:00:00:hh:ll from the index). */
   address?: string;
 }
-
-const DEFAULT_PAGE = 32448;
 
 function checkBool(name: string, value: unknown, dflt: boolean): boolean {
   if (value === undefined) return dflt;
@@ -77,8 +72,7 @@ export class FakeRtnetlink implements NetlinkPeer {
     const o = checkOptions<FakeRtnetlinkOptions>('options', options);
     const now = o.now ?? Date.now;
     if (typeof now !== 'function') throw invalidType('options.now', 'a function', now);
-    const page = o.dumpPageSize === undefined ? DEFAULT_PAGE : checkInteger('options.dumpPageSize', o.dumpPageSize, 256, 1 << 20);
-    const portId = o.portId === undefined ? undefined : checkInteger('options.portId', o.portId, 0, 0xffffffff);
+    const { pageSize: page, portId } = checkKernelOptions(o);
     const up = checkBool('options.loopbackUp', o.loopbackUp, true);
     this.#now = now;
     this.#state = new NetnsState(checkBool('options.ipv6', o.ipv6, true));
@@ -199,12 +193,20 @@ export class FakeRtnetlink implements NetlinkPeer {
   }
 
   /**
-   * failNext makes the next request (or the next one matching `type` and `family`) fail with `errno` (sign
-   * ignored) without touching state: NLMSG_ERROR with the request echoed, or for a dump a lone NLMSG_DONE carrying
-   * the error. Throws InvalidArgumentError on a bad errno or matcher.
+   * failNext makes the next request (or the next one matching `match`: its type and family) fail with `errno`
+   * (sign ignored) without touching state: NLMSG_ERROR with the request echoed, or for a dump a lone NLMSG_DONE
+   * carrying the error. The one-object form `failNext({ errno, type, family })` is deprecated. Throws
+   * InvalidArgumentError on a bad errno or matcher.
    */
-  failNext(options: RtnetlinkFaultMatch & { errno: number }): void {
-    const o = checkOptions<RtnetlinkFaultMatch & { errno: number }>('options', options);
+  failNext(errno: number, match?: RtnetlinkFaultMatch): void;
+  /** @deprecated use failNext(errno, { type, family }) */
+  failNext(options: RtnetlinkFaultMatch & { errno: number }): void;
+  failNext(errnoOrOptions: number | (RtnetlinkFaultMatch & { errno: number }), match?: RtnetlinkFaultMatch): void {
+    if (typeof errnoOrOptions === 'number') {
+      this.#faults.add({ kind: 'error', errno: checkErrno('errno', errnoOrOptions), match: checkMatch('match', match) });
+      return;
+    }
+    const o = checkOptions<RtnetlinkFaultMatch & { errno: number }>('options', errnoOrOptions);
     const errno = checkErrno('options.errno', o.errno);
     this.#faults.add({ kind: 'error', errno, match: checkMatch('options', { type: o.type, family: o.family }) });
   }

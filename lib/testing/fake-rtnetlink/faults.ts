@@ -3,7 +3,7 @@
  * answer, or a dump interrupted by a concurrent change. Each fault fires once, in the order it was added.
  */
 import { checkOptions, invalidValue } from '../../validate.js';
-import { MatchingFaultQueue } from '../fault-queue.js';
+import { MatchingFaultQueue } from '../netlink-kernel/fault-queue.js';
 import { AF_INET, AF_INET6, RTM } from './constants.js';
 
 /** RtnetlinkRequestName names the requests the fake models, for fault matchers. */
@@ -76,15 +76,4 @@ export function checkMatch(name: string, match: unknown): RtnetlinkFaultMatch {
   }
   if (m.family !== undefined && m.family !== 4 && m.family !== 6) throw invalidValue(`${name}.family`, '4 or 6', m.family);
   return { ...(m.type !== undefined && { type: m.type }), ...(m.family !== undefined && { family: m.family }) };
-}
-
-/**
- * checkErrno validates the errno of a scripted failure and returns it positive: a kernel errno is below 4096
- * (MAX_ERRNO). Throws InvalidArgumentError otherwise.
- */
-export function checkErrno(name: string, errno: unknown): number {
-  if (typeof errno !== 'number' || !Number.isInteger(errno) || errno === 0 || Math.abs(errno) > 4095) {
-    throw invalidValue(name, 'a non-zero errno between -4095 and 4095', errno);
-  }
-  return Math.abs(errno);
 }

@@ -1,4 +1,4 @@
-// Test-only decoding of what FakeNetlink (or the kernel) answers: messages, error codes and dumped entries.
+// Test-only decoding of what FakeIpsetKernel (or the kernel) answers: messages, error codes and dumped entries.
 
 export interface Reply {
   type: number;

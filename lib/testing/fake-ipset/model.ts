@@ -2,7 +2,7 @@
  * The state the fake kernel keeps: sets and their entries. Entries live in a Map keyed by their identity, so a
  * dump lists them in insertion order (the kernel's hash order cannot be reproduced; compare dumps as sets).
  */
-import { copyBytes } from './codec.js';
+import { copyBytes } from '../netlink-kernel/codec.js';
 import { AF_INET } from './constants.js';
 
 /** FakeSetType (TypeName inside the fake) is a set type the fake models. */
@@ -55,7 +55,7 @@ export interface SetState {
   entries: Map<string | number, Entry>;
   /** How many prefixes of each length hash:net holds, most specific first when tested. */
   cidrs: Map<number, number>;
-  /** References from outside (iptables -m set), set through FakeNetlink.setReferenced. */
+  /** References from outside (iptables -m set), set through FakeIpsetKernel.setReferenced. */
   references: number;
 }
 

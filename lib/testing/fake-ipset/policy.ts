@@ -3,7 +3,7 @@
  * attribute the type does not list, a wrong length, a missing or extra NLA_F_NESTED, or a truncated tail all fail,
  * and ipset turns any of them into IPSET_ERR_PROTOCOL.
  */
-import { type Attr, type AttrList, nulIndex } from './codec.js';
+import { type Attr, type AttrList, nulIndex } from '../netlink-kernel/codec.js';
 import { DATA_ATTR as D, IPSET_MAX_COMMENT_SIZE } from './constants.js';
 
 /** Kind is the netlink policy type of an attribute. */

@@ -2,7 +2,7 @@
  * Fault injection for tests of podnet's netlink engine: a scripted error for the next (matching) request, a lost
  * reply, or a truncated datagram. Each fault fires once, in the order it was added.
  */
-import { MatchingFaultQueue } from '../fault-queue.js';
+import { MatchingFaultQueue } from '../netlink-kernel/fault-queue.js';
 import { IPSET_CMD } from './constants.js';
 
 /** IpsetCommandName names an ipset command in fault matchers. */

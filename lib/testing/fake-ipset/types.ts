@@ -2,7 +2,7 @@
  * Per-type parsing of an entry's DATA nest (the kernel's *_uadt functions): which attributes are required, the
  * order in which errors are found, how ranges and prefixes expand, and which extensions the set allows.
  */
-import { type Attr, type AttrList, copyBytes, nulIndex, readBe16, readBe32, readBe64, readU8 } from './codec.js';
+import { type Attr, type AttrList, copyBytes, nulIndex, readBe16, readBe32, readBe64, readU8 } from '../netlink-kernel/codec.js';
 import {
   AF_INET,
   DATA_ATTR as D,

@@ -3,7 +3,7 @@
  * datagram, the header in the first message, then continuation messages of PROTOCOL, SETNAME and ADT, each filled
  * until the next entry would not fit the datagram, then NLMSG_DONE in a datagram of its own.
  */
-import { MsgWriter } from './codec.js';
+import { MsgWriter } from '../netlink-kernel/codec.js';
 import {
   ATTR,
   DATA_ATTR as D,

@@ -1,5 +1,5 @@
 /**
- * Netlink framing and attribute codec for the fake kernel. Reading never trusts a length: every attribute is checked
+ * Netlink framing and attribute codec of the fake kernels. Reading never trusts a length: every attribute is checked
  * against its container, and what does not fit is reported (as `trailing`) instead of being skipped in silence; the
  * caller decides what the kernel would do with it (nfnetlink ignores it at the top level, ipset's strict nested
  * parsers reject it).
@@ -158,6 +158,32 @@ export function nulIndex(a: Attr): number {
   const end = a.off + a.len;
   for (let i = a.off; i < end; i++) if (a.buf[i] === 0) return i - a.off;
   return -1;
+}
+
+/** u32attr writes a host-order u32 attribute (nla_put_u32). */
+export function u32attr(w: MsgWriter, type: number, v: number): void {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(v >>> 0);
+  w.raw(type, b);
+}
+
+/** u16attr writes a host-order u16 attribute (nla_put_u16). */
+export function u16attr(w: MsgWriter, type: number, v: number): void {
+  const b = Buffer.alloc(2);
+  b.writeUInt16LE(v);
+  w.raw(type, b);
+}
+
+/** readU32 reads a host-order u32 payload; the policy has checked that at least 4 bytes are there. */
+export function readU32(a: Attr): number {
+  return a.len >= 4 ? a.buf.readUInt32LE(a.off) : 0;
+}
+
+/** readBytes copies up to n payload bytes, zero-filled to n (as nla_memcpy into a zeroed field). */
+export function readBytes(a: Attr, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  out.set(a.buf.subarray(a.off, a.off + Math.min(n, a.len)));
+  return out;
 }
 
 /**

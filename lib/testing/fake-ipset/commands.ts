@@ -2,7 +2,7 @@
  * The ipset command handlers of the fake kernel (ip_set_core.c): each request message gets the datagrams the kernel
  * would send for it — a data reply, a dump, an ACK or an error — with the same checks in the same order.
  */
-import { AttrTable, type AttrList, type NlMsg, MsgWriter, parseAttrs, readBe16, readBe32, readNulString, readU8 } from './codec.js';
+import { AttrTable, type AttrList, type NlMsg, MsgWriter, parseAttrs, readBe16, readBe32, readNulString, readU8 } from '../netlink-kernel/codec.js';
 import {
   AF_INET,
   AF_INET6,

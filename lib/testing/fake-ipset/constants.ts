@@ -1,7 +1,8 @@
 /**
  * Kernel constants of the ipset nfnetlink protocol as the fake needs them. Names follow the kernel headers
  * (include/uapi/linux/netfilter/ipset/ip_set.h, include/uapi/linux/netlink.h); values were checked against a 6.18
- * kernel (see /work/shared/reference/ipset-netlink.md and test/fixtures/ipset/).
+ * kernel (see /work/shared/reference/ipset-netlink.md and test/fixtures/ipset/). The netlink constants every family
+ * shares come from lib/testing/netlink-kernel/.
  */
 
 export const NFNL_SUBSYS_IPSET = 6;
@@ -10,25 +11,24 @@ export const IPSET_PROTOCOL_MIN = 6;
 export const IPSET_MAXNAMELEN = 32;
 export const IPSET_MAX_COMMENT_SIZE = 255;
 
-export const NLMSG_HDRLEN = 16;
-export const NFGENMSG_LEN = 4;
-export const NLMSG_ERROR = 2;
-export const NLMSG_DONE = 3;
-export const NLMSG_MIN_TYPE = 0x10;
-
-export const NLM_F_REQUEST = 0x1;
-export const NLM_F_MULTI = 0x2;
-export const NLM_F_ACK = 0x4;
-export const NLM_F_DUMP = 0x300;
-export const NLM_F_EXCL = 0x200;
-export const NLM_F_CAPPED = 0x100;
-
-export const NLA_F_NESTED = 0x8000;
-export const NLA_F_NET_BYTEORDER = 0x4000;
-export const NLA_TYPE_MASK = ~(NLA_F_NESTED | NLA_F_NET_BYTEORDER) & 0xffff;
-
-export const AF_INET = 2;
-export const AF_INET6 = 10;
+export {
+  AF_INET,
+  AF_INET6,
+  NFGENMSG_LEN,
+  NLA_F_NESTED,
+  NLA_F_NET_BYTEORDER,
+  NLA_TYPE_MASK,
+  NLM_F_ACK,
+  NLM_F_CAPPED,
+  NLM_F_DUMP,
+  NLM_F_EXCL,
+  NLM_F_MULTI,
+  NLM_F_REQUEST,
+  NLMSG_DONE,
+  NLMSG_ERROR,
+  NLMSG_HDRLEN,
+  NLMSG_MIN_TYPE,
+} from '../netlink-kernel/constants.js';
 
 export const IPSET_CMD = {
   NONE: 0,
@@ -124,16 +124,7 @@ export const IPSET_FLAG_WITH_SKBINFO = 1 << 6;
 export const IPSET_FLAG_LIST_SETNAME = 1 << 1;
 export const IPSET_FLAG_LIST_HEADER = 1 << 2;
 
-/** Positive errno values; replies carry them negated. */
-export const ERRNO = {
-  ENOENT: 2,
-  E2BIG: 7,
-  ENOMEM: 12,
-  EEXIST: 17,
-  EINVAL: 22,
-  ERANGE: 34,
-  EOPNOTSUPP: 95,
-} as const;
+export { ERRNO } from '../netlink-kernel/errno.js';
 
 export const IPSET_ERR = {
   PRIVATE: 4096,
