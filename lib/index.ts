@@ -32,7 +32,7 @@ export type {
   IpsetBatchFailure,
   IpsetBatchResult,
 } from './ipset/types.js';
-export { unmapIpv4 } from './ipset/address.js';
+export { unmapIpv4 } from './address/index.js';
 export type { NetlinkPeer } from './netlink/peer.js';
 export type { NetlinkOpenOptions } from './netlink/open-options.js';
 export { runInNetns, startInNetns, SAFE_PATH, type RunOptions, type RunResult, type StartedProgram } from './spawn.js';

@@ -13,7 +13,7 @@ import {
   type RawNftSet,
   type RawNftTable,
 } from '../native.js';
-import { formatIp } from '../ipset/address.js';
+import { formatIpNtop } from '../address/index.js';
 import { toExpr } from './expr-decode.js';
 import { VERDICTS } from './expr-names.js';
 import { familyName, hookName, policyName } from './names.js';
@@ -50,23 +50,12 @@ const NFTA_VERDICT = { CODE: 1, CHAIN: 2 } as const;
 
 const verdictNames = new Map<number, keyof typeof VERDICTS>(Object.entries(VERDICTS).map(([k, v]) => [v, k as keyof typeof VERDICTS]));
 
-/**
- * ipv6Text writes 16 bytes as glibc's inet_ntop does (and so nft): formatIp's RFC 5952 form, which already keeps an
- * IPv4-mapped address dotted (`::ffff:10.1.2.3`), and also the IPv4-compatible form inet_ntop dots, six zero groups
- * then a non-zero seventh (`::10.1.2.3`). Its test for seven zero groups (`::0.0.0.2`) can never hold, so `::2` stays
- * hex, as do SIIT (`::ffff:0:a01:203`) and NAT64 (`64:ff9b::a01:203`) addresses.
- */
-function ipv6Text(key: Buffer): string {
-  const compat = key.subarray(0, 12).every((b) => b === 0) && (key[12] !== 0 || key[13] !== 0);
-  return compat ? `::${Array.from(key.subarray(12)).join('.')}` : formatIp(6, key);
-}
-
 /** keyText writes a key of the set's key type (by its length when the type is not known). */
 function keyText(key: Buffer, keyType?: number): string {
   const v4 = keyType === undefined ? key.length === 4 : keyType === K.typeIpv4Addr && key.length === 4;
   const v6 = keyType === undefined ? key.length === 16 : keyType === K.typeIpv6Addr && key.length === 16;
   if (v4) return Array.from(key).join('.');
-  if (v6) return ipv6Text(key);
+  if (v6) return formatIpNtop(6, key);
   return key.toString('hex');
 }
 
