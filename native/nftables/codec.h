@@ -6,6 +6,8 @@
 // nfgenmsg, a truncated attribute or a known attribute of the wrong size is a
 // malformed message, never a silent stop. User data (comments) is opaque to
 // the kernel: a malformed TLV there means "no comment", not a broken listing.
+// The decoders hand lib/nftables finished fields: everything podnet reads of
+// a dump is decoded here, once, and what it does not read stays raw.
 #pragma once
 
 #include <linux/netfilter/nf_tables.h>
@@ -36,6 +38,9 @@ constexpr uint8_t kUdataRuleComment = 0;
 constexpr uint8_t kUdataElemComment = 0;
 constexpr uint8_t kUdataSetKeyByteorder = 0;
 constexpr uint8_t kUdataSetComment = 7;
+constexpr uint8_t kUdataElemFlags = 1;
+// NFTNL_SET_ELEM_F_INTERVAL_OPEN: nft's mark of a range open to the top.
+constexpr uint32_t kUdataElemIntervalOpen = 1;
 // nft's datatype ids for set keys, and its BYTEORDER_BIG_ENDIAN.
 constexpr uint32_t kTypeIpv4Addr = 7;
 constexpr uint32_t kTypeIpv6Addr = 8;
