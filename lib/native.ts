@@ -416,6 +416,11 @@ export interface NativeBinding {
     typeIpv6Addr: number;
     /** NFT_DATA_VERDICT: a verdict map's data type. */
     dataVerdict: number;
+    /** Flag bits listings show in their own form: NFT_SET_INTERVAL, NFT_SET_ELEM_INTERVAL_END, _CATCHALL, NFT_CHAIN_BASE. */
+    setInterval: number;
+    setElemIntervalEnd: number;
+    setElemCatchall: number;
+    chainBase: number;
     dumpAttempts: number;
     /** The kinds of a RawNftOp (nft::Op::Kind). */
     opTable: number;

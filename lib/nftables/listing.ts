@@ -37,12 +37,6 @@ import type {
 
 const K = native.nftablesConstants;
 
-// Flag bits of the kernel's objects (NFT_SET_*, NFT_SET_ELEM_*, NFT_CHAIN_*) that listings show in their own form.
-const NFT_SET_INTERVAL = 0x4;
-const NFT_SET_ELEM_INTERVAL_END = 0x1;
-const NFT_SET_ELEM_CATCHALL = 0x2;
-const NFT_CHAIN_BASE = 0x1;
-
 /** keyText writes a key of the set's key type (by its length when the type is not known). */
 function keyText(key: Buffer, keyType?: number): string {
   const v4 = keyType === undefined ? key.length === 4 : keyType === K.typeIpv4Addr && key.length === 4;
@@ -71,7 +65,7 @@ export function toTable(t: RawNftTable): NftTable {
   return table;
 }
 
-/** toChain is a listed chain: hook and policy named, NFT_CHAIN_BASE left out of flags (the hook shows it). */
+/** toChain is a listed chain: hook and policy named, the base-chain flag left out of flags (the hook shows it). */
 export function toChain(c: RawNftChain): NftChain {
   const chain: NftChain = {
     family: familyName(c.family),
@@ -85,7 +79,7 @@ export function toChain(c: RawNftChain): NftChain {
     use: c.use,
     comment: c.comment,
   };
-  const flags = c.flags & ~NFT_CHAIN_BASE;
+  const flags = c.flags & ~K.chainBase;
   if (flags !== 0) chain.flags = flags;
   const raw = rawOf(c.unknown);
   if (raw) chain.raw = raw;
@@ -132,14 +126,14 @@ interface ElementContext {
 }
 
 function contextOf(s: RawNftSet | undefined): ElementContext {
-  return { keyType: s?.keyType, interval: s !== undefined && (s.flags & NFT_SET_INTERVAL) !== 0, map: s && mapOf(s) };
+  return { keyType: s?.keyType, interval: s !== undefined && (s.flags & K.setInterval) !== 0, map: s && mapOf(s) };
 }
 
 function toElement(e: RawNftElement, ctx: ElementContext): NftElement {
-  const catchAll = (e.flags & NFT_SET_ELEM_CATCHALL) !== 0 && e.key.length === 0;
+  const catchAll = (e.flags & K.setElemCatchall) !== 0 && e.key.length === 0;
   const el: NftElement = { address: catchAll ? '*' : keyText(e.key, ctx.keyType), comment: e.comment };
   if (e.data) el.data = elementData(e.data, ctx.map);
-  const flags = e.flags & ~NFT_SET_ELEM_INTERVAL_END;
+  const flags = e.flags & ~K.setElemIntervalEnd;
   if (flags !== 0) el.flags = flags;
   const raw = rawOf(e.unknown);
   if (raw) el.raw = raw;
@@ -166,7 +160,7 @@ function intervals(list: RawNftElement[], ctx: ElementContext): { ranges: Interv
   const keyed: { e: RawNftElement; k: bigint; end: boolean }[] = [];
   for (const e of list) {
     if (e.key.length === 0) others.push(toElement(e, ctx));
-    else keyed.push({ e, k: toBig(e.key), end: (e.flags & NFT_SET_ELEM_INTERVAL_END) !== 0 });
+    else keyed.push({ e, k: toBig(e.key), end: (e.flags & K.setElemIntervalEnd) !== 0 });
   }
   // In key order, an end before a start at the same key: that end closes the range before.
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : Number(b.end) - Number(a.end)));
@@ -218,7 +212,7 @@ export function toRule(r: RawNftRule): NftRule {
 
 /** isRangeEnd tells whether an element is an interval set's range end, which marks where a range stops and is no member. */
 export function isRangeEnd(e: RawNftElement): boolean {
-  return (e.flags & NFT_SET_ELEM_INTERVAL_END) !== 0;
+  return (e.flags & K.setElemIntervalEnd) !== 0;
 }
 
 /** isIntervalSet tells whether the set (undefined: not known) keeps ranges. */
