@@ -100,15 +100,19 @@ bool SetUdataKnown(uint8_t type, const uint8_t*, size_t) {
   return type == kUdataSetKeyByteorder || type == kUdataSetComment;
 }
 
-// An element's: the comment, and nft's mark of a range open to the top
-// (NFTNL_UDATA_SET_ELEM_FLAGS holding NFTNL_SET_ELEM_F_INTERVAL_OPEN), which
+// libnftnl's NFTNL_UDATA_SET_ELEM_FLAGS record (little-endian flags) and its
+// NFTNL_SET_ELEM_F_INTERVAL_OPEN: nft's mark of a range open to the top.
+constexpr uint8_t kUdataElemFlags = 1;
+constexpr uint32_t kElemIntervalOpen = 1;
+
+// An element's: the comment, and the mark of a range open to the top, which
 // the listed range shows.
 bool ElementUdataKnown(uint8_t type, const uint8_t* value, size_t n) {
   if (type == kUdataElemComment) return true;
   if (type != kUdataElemFlags || n != 4) return false;
   uint32_t flags;
   memcpy(&flags, value, 4);
-  return le32toh(flags) == kUdataElemIntervalOpen;
+  return le32toh(flags) == kElemIntervalOpen;
 }
 
 // Newer kernels' NFTA_SET_TYPE (the backend's name) and NFTA_SET_COUNT (the
@@ -130,6 +134,15 @@ uint32_t Be32At(const std::vector<uint8_t>& b) {
   return be32toh(v);
 }
 
+// Drops the raw attributes of type a or b: they are decoded.
+void TakeOut(std::vector<RawAttr>* attrs, uint16_t a, uint16_t b) {
+  std::vector<RawAttr> rest;
+  for (RawAttr& r : *attrs) {
+    if (r.type != a && r.type != b) rest.push_back(std::move(r));
+  }
+  *attrs = std::move(rest);
+}
+
 // A map's data type and length, taken out of the raw attributes when the set
 // is a map and both are there with 4 bytes; else they stay raw.
 void DecodeMapData(Set* s) {
@@ -140,11 +153,7 @@ void DecodeMapData(Set* s) {
   s->isMap = true;
   s->dataType = Be32At(type->data);
   s->dataLen = Be32At(len->data);
-  std::vector<RawAttr> rest;
-  for (RawAttr& a : s->unknown) {
-    if (a.type != NFTA_SET_DATA_TYPE && a.type != NFTA_SET_DATA_LEN) rest.push_back(std::move(a));
-  }
-  s->unknown = std::move(rest);
+  TakeOut(&s->unknown, NFTA_SET_DATA_TYPE, NFTA_SET_DATA_LEN);
 }
 
 // NFTA_SET_ELEM_DATA's nest: exactly one NFTA_DATA_VALUE, or exactly one
@@ -198,11 +207,7 @@ void DecodeElementDataAttr(Element* e) {
     return;
   }
   e->hasData = true;
-  std::vector<RawAttr> rest;
-  for (RawAttr& a : e->unknown) {
-    if (a.type != NFTA_SET_ELEM_DATA) rest.push_back(std::move(a));
-  }
-  e->unknown = std::move(rest);
+  TakeOut(&e->unknown, NFTA_SET_ELEM_DATA, NFTA_SET_ELEM_DATA);
 }
 
 bool CheckName(const std::string& name, const char** why) {

@@ -38,9 +38,6 @@ constexpr uint8_t kUdataRuleComment = 0;
 constexpr uint8_t kUdataElemComment = 0;
 constexpr uint8_t kUdataSetKeyByteorder = 0;
 constexpr uint8_t kUdataSetComment = 7;
-constexpr uint8_t kUdataElemFlags = 1;
-// NFTNL_SET_ELEM_F_INTERVAL_OPEN: nft's mark of a range open to the top.
-constexpr uint32_t kUdataElemIntervalOpen = 1;
 // nft's datatype ids for set keys, and its BYTEORDER_BIG_ENDIAN.
 constexpr uint32_t kTypeIpv4Addr = 7;
 constexpr uint32_t kTypeIpv6Addr = 8;
