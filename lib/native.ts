@@ -230,12 +230,14 @@ export interface RawNftSet {
   size?: number;
   handle?: number;
   comment?: string;
+  /** A map's data: its type (nft's datatype id, or nftablesConstants.dataVerdict) and length. */
+  map?: { type: number; length: number };
   unknown: RawNftAttr[];
 }
 
 /**
  * One rule expression (native/nftables/expr.cc): its fields named by the codec's schema (numbers, data as bytes, a
- * set name, a verdict code with its chain), or, for one the codec does not decode, its NFTA_EXPR_DATA raw as `data`.
+ * set name, a verdict code with its chain) when the rule AST holds it, or else its NFTA_EXPR_DATA raw as `data`.
  */
 export interface RawNftExpr {
   name: string;
@@ -251,7 +253,6 @@ export interface RawNftRule {
   position?: number;
   comment?: string;
   exprs: RawNftExpr[];
-  expressions: Buffer;
   unknown: RawNftAttr[];
 }
 
@@ -259,6 +260,8 @@ export interface RawNftElement {
   key: Buffer;
   flags: number;
   comment?: string;
+  /** A map element's data: a value, or a verdict code with the chain of a jump or goto. */
+  data?: { value: Buffer } | { verdict: number; chain?: string };
   unknown: RawNftAttr[];
 }
 
@@ -273,7 +276,7 @@ export interface RawNftListing<T> {
   raw: RawNftMessage[];
 }
 
-/** One change of a batch as run() takes it: kind 0 table, 1 chain, 2 set, 3 elements, 4 flush table, 5 rule. */
+/** One change of a batch as run() takes it: kind is one of nftablesConstants' op* (table, chain, set, elements, flush table, rule). */
 export interface RawNftOp {
   kind: number;
   del?: boolean;
@@ -417,6 +420,20 @@ export interface NativeBinding {
     commentMax: number;
     typeIpv4Addr: number;
     typeIpv6Addr: number;
+    /** NFT_DATA_VERDICT: a verdict map's data type. */
+    dataVerdict: number;
+    /** Flag bits listings show in their own form: NFT_SET_INTERVAL, NFT_SET_ELEM_INTERVAL_END, _CATCHALL, NFT_CHAIN_BASE. */
+    setInterval: number;
+    setElemIntervalEnd: number;
+    setElemCatchall: number;
+    chainBase: number;
+    /** The kinds of a RawNftOp (nft::Op::Kind). */
+    opTable: number;
+    opChain: number;
+    opSet: number;
+    opElements: number;
+    opFlushTable: number;
+    opRule: number;
     /** The most bytes one batch (one sendmsg) may take: the socket's send buffer, less what netlink keeps. */
     batchMax: number;
   };

@@ -13,7 +13,7 @@
  * the only writer of its sets, as the node agent is.
  */
 import { isAlreadyExists } from '../errors.js';
-import { formatIp, parseIp, unmapIpv4 } from '../ipset/address.js';
+import { formatIp, parseIp, unmapIpv4 } from '../address/index.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { checkString, invalidValue } from '../validate.js';
 import { ProbeOwnerConflictError } from './errors.js';

@@ -5,7 +5,7 @@
  * form (`-s x/32`, `-p tcp -m tcp --dport`, `--to-ports`), so verify() and
  * reconcile() recognise them as present after they are applied.
  */
-import { formatIp, isIpv4Mapped, parseIp } from '../ipset/address.js';
+import { formatIp, isIpv4Mapped, parseIp } from '../address/index.js';
 import { RuleSet } from '../iptables/rule-set.js';
 import { checkString, invalidType, invalidValue } from '../validate.js';
 

@@ -11,7 +11,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { PodnetError, PodnetSystemError, isNotFound } from '../errors.js';
-import { formatIp, parseIp, unmapIpv4 } from '../ipset/address.js';
+import { formatIp, parseIp, unmapIpv4 } from '../address/index.js';
 import { Netns } from '../netns.js';
 import { Rtnetlink } from '../rtnetlink/index.js';
 import { checkArray, checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';

@@ -3,7 +3,7 @@
  * is sent, and turns it into the fields of an entry record.
  */
 import { invalidType, invalidValue } from '../validate.js';
-import { isIpv4Mapped, parseIpv4, parseIpv6 } from './address.js';
+import { isIpv4Mapped, parseIpv4, parseIpv6 } from '../address/index.js';
 import type { IpsetEntry, IpsetProto } from './types.js';
 
 /** What validation needs to know about a set. */

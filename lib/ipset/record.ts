@@ -4,7 +4,7 @@
  */
 import { endianness } from 'node:os';
 
-import { formatIp } from './address.js';
+import { formatIp } from '../address/index.js';
 import type { EntryFields } from './entry.js';
 import { protoName } from './entry.js';
 import type { IpsetListedEntry } from './types.js';

@@ -41,6 +41,19 @@ export const BITWISE_BOOL = 0;
 /** The kernel's register file: 16 bytes of verdict, then 64 bytes of data (struct nft_regs). */
 export const REG_DATA_BYTES = 80;
 
+/** reverse maps a table of names to numbers back from the numbers to the names. */
 export function reverse<K extends string>(table: Readonly<Record<K, number>>): Map<number, K> {
   return new Map(Object.entries(table).map(([k, v]) => [v as number, k as K]));
 }
+
+/** NAMES_OF maps the kernel's numbers back to the AST's names, for listings. */
+export const NAMES_OF = {
+  base: reverse(PAYLOAD_BASES),
+  metaKey: reverse(META_KEYS),
+  ctKey: reverse(CT_KEYS),
+  cmpOp: reverse(CMP_OPS),
+  verdict: reverse(VERDICTS),
+  direction: reverse(CT_DIRECTIONS),
+  natType: reverse(NAT_TYPES),
+  natFamily: reverse(NAT_FAMILIES),
+} as const;

@@ -13,7 +13,7 @@ import { checkExprs } from './expr-encode.js';
 import type { NftChainSpec, NftElementSpec, NftFamily, NftRuleRef, NftRuleSpec, NftSetSpec, NftTableRef, NftTableSpec } from './types.js';
 
 const K = native.nftablesConstants;
-const KIND = { table: 0, chain: 1, set: 2, elements: 3, flushTable: 4, rule: 5 } as const;
+const KIND = { table: K.opTable, chain: K.opChain, set: K.opSet, elements: K.opElements, flushTable: K.opFlushTable, rule: K.opRule } as const;
 /** Rule handles: the kernel's u64, as far as a number holds it exactly. */
 const HANDLE_MAX = Number.MAX_SAFE_INTEGER;
 const CHAIN_TYPES = new Set(['filter', 'nat', 'route']);
@@ -41,10 +41,6 @@ function checkFamily(name: string, value: unknown): number {
     throw invalidValue(name, `one of ${Object.keys(FAMILIES).join(', ')}`, value);
   }
   return FAMILIES[value as NftFamily];
-}
-
-function checkObject<T extends object>(name: string, value: unknown): Partial<T> {
-  return checkOptions<T>(name, value);
 }
 
 /** An options object with only the keys a call knows: a misspelt one (replce, after for before) is refused, not ignored. */
@@ -98,7 +94,7 @@ export class NftTransaction {
   }
 
   #table(name: string, value: unknown): { family: number; table: string; comment: string | undefined } {
-    const t = checkObject<NftTableSpec>(name, value);
+    const t = checkOptions<NftTableSpec>(name, value);
     return { family: checkFamily(`${name}.family`, t.family), table: checkName(`${name}.name`, t.name), comment: checkComment(`${name}.comment`, t.comment) };
   }
 
@@ -135,7 +131,7 @@ export class NftTransaction {
    */
   addChain(chain: NftChainSpec, options: { exclusive?: boolean } = {}): this {
     return this.#add('addChain', chain, () => {
-      const c = checkObject<NftChainSpec>('chain', chain);
+      const c = checkOptions<NftChainSpec>('chain', chain);
       const excl = checkFlag('options.exclusive', checkOptionKeys<{ exclusive?: boolean }>(options, ['exclusive']).exclusive);
       const op: RawNftOp = {
         kind: KIND.chain,
@@ -169,7 +165,7 @@ export class NftTransaction {
   /** deleteChain deletes an empty, unreferenced chain: ENOENT when missing, EBUSY while it holds rules. */
   deleteChain(chain: { family: NftFamily; table: string; name: string }): this {
     return this.#add('deleteChain', chain, () => {
-      const c = checkObject<NftChainSpec>('chain', chain);
+      const c = checkOptions<NftChainSpec>('chain', chain);
       return [{ kind: KIND.chain, del: true, flags: 0, family: checkFamily('chain.family', c.family), table: checkName('chain.table', c.table), name: checkName('chain.name', c.name) }];
     });
   }
@@ -177,7 +173,7 @@ export class NftTransaction {
   /** addSet adds an address set, or leaves an existing one (nft's `add set`). */
   addSet(set: NftSetSpec, options: { exclusive?: boolean } = {}): this {
     return this.#add('addSet', set, () => {
-      const s = checkObject<NftSetSpec>('set', set);
+      const s = checkOptions<NftSetSpec>('set', set);
       const excl = checkFlag('options.exclusive', checkOptionKeys<{ exclusive?: boolean }>(options, ['exclusive']).exclusive);
       const family = checkFamily('set.family', s.family);
       const table = checkName('set.table', s.table);
@@ -214,7 +210,7 @@ export class NftTransaction {
   /** deleteSet deletes a set with its elements: ENOENT when missing, EBUSY while a rule refers to it. */
   deleteSet(set: { family: NftFamily; table: string; name: string }): this {
     return this.#add('deleteSet', set, () => {
-      const s = checkObject<NftSetSpec>('set', set);
+      const s = checkOptions<NftSetSpec>('set', set);
       return [{ kind: KIND.set, del: true, flags: 0, family: checkFamily('set.family', s.family), table: checkName('set.table', s.table), name: checkName('set.name', s.name) }];
     });
   }
@@ -225,13 +221,13 @@ export class NftTransaction {
     const known = this.#sets.get(`${t.family}/${t.table}/${name}`);
     const list = Array.isArray(elements) ? elements : [elements];
     if (list.length === 0) throw invalidValue('elements', 'at least one element', elements);
-    // Names of the argument are only made for an error: a 10k-element add built three strings per element.
+    // The argument's name is made only for an error, not three strings per element of a 10k-element add.
     const at = (i: number) => (Array.isArray(elements) ? `elements[${i}]` : 'elements');
     const keyLength = known?.keyLength;
     const out = new ElementRecordWriter(list.length);
     for (let i = 0; i < list.length; i++) {
       const e: unknown = list[i];
-      const el = typeof e === 'object' && e !== null && !Array.isArray(e) ? (e as Partial<NftElementSpec>) : checkObject<NftElementSpec>(at(i), e);
+      const el = typeof e === 'object' && e !== null && !Array.isArray(e) ? (e as Partial<NftElementSpec>) : checkOptions<NftElementSpec>(at(i), e);
       const address = el.address;
       const n = typeof address === 'string' ? out.key(address) : 0;
       // addressKey throws the error that names what is wrong with it.
@@ -272,7 +268,7 @@ export class NftTransaction {
   }
 
   #rule(rule: unknown, flags: number, position: number | undefined): RawNftOp {
-    const r = checkObject<NftRuleSpec>('rule', rule);
+    const r = checkOptions<NftRuleSpec>('rule', rule);
     const family = checkFamily('rule.family', r.family);
     const table = checkName('rule.table', r.table);
     const op: RawNftOp = {
@@ -313,7 +309,7 @@ export class NftTransaction {
   /** deleteRule deletes one rule by its handle; ENOENT when it is missing. */
   deleteRule(rule: NftRuleRef): this {
     return this.#add('deleteRule', rule, () => {
-      const r = checkObject<NftRuleRef>('rule', rule);
+      const r = checkOptions<NftRuleRef>('rule', rule);
       return [{
         kind: KIND.rule,
         del: true,
@@ -329,7 +325,7 @@ export class NftTransaction {
   /** flushChain deletes every rule of one chain (nft's `flush chain`); the chain stays. ENOENT when it is missing. */
   flushChain(chain: { family: NftFamily; table: string; name: string }): this {
     return this.#add('flushChain', chain, () => {
-      const c = checkObject<NftChainSpec>('chain', chain);
+      const c = checkOptions<NftChainSpec>('chain', chain);
       return [{ kind: KIND.rule, del: true, flags: 0, family: checkFamily('chain.family', c.family), table: checkName('chain.table', c.table), chain: checkName('chain.name', c.name) }];
     });
   }

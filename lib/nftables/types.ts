@@ -310,10 +310,8 @@ export interface NftRule {
   handle: number | undefined;
   /** The comment from its user data. */
   comment: string | undefined;
-  /** Its expressions, decoded (the ones podnet does not model as `{ type: 'raw' }`). */
+  /** Its expressions, decoded (the ones podnet does not model as `{ type: 'raw' }`, with their bytes as listed). */
   exprs: NftExpr[];
-  /** The NFTA_RULE_EXPRESSIONS attribute as listed. */
-  expressions: Buffer;
   /**
    * The attributes podnet does not decode (NFTA_RULE_*, e.g. COMPAT; user data beyond the comment); absent when
    * there are none.

@@ -3,7 +3,7 @@
  * anything is sent, with the one message shape of lib/validate.ts naming the field. Each field is read once: a getter
  * or Proxy that answers differently on a second read cannot slip a value past its check.
  */
-import { parseIp } from '../ipset/address.js';
+import { parseIp } from '../address/index.js';
 import type { RawRoute, RawRule } from '../native.js';
 import { checkInteger, checkOptions, checkString, invalidType, invalidValue } from '../validate.js';
 import { FIB_RULE_INVERT, RT_TABLE_MAIN, afOf, actionNumber, protocolNumber, routeTypeNumber, scopeNumber } from './names.js';

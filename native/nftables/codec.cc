@@ -71,6 +71,145 @@ void Comment(const nl::Attr& a, uint8_t type, std::string* out) {
   UdataString(a.data, a.len, type, out);
 }
 
+// Whether user data holds only well-formed records that known accepts (the
+// ones podnet decodes or writes itself): then the listing has all of it, and
+// the attribute is not kept raw beside the comment.
+template <typename Known>
+bool UdataDecoded(const nl::Attr& a, Known&& known) {
+  for (size_t off = 0; off < a.len;) {
+    if (a.len - off < 2) return false;
+    uint8_t type = a.data[off];
+    size_t n = a.data[off + 1];
+    if (n > a.len - off - 2 || !known(type, a.data + off + 2, n)) return false;
+    off += 2 + n;
+  }
+  return true;
+}
+
+// Keeps user data raw unless it holds only records known accepts.
+template <typename Known>
+void KeepUdata(std::vector<RawAttr>* unknown, const nl::Attr& a, Known&& known) {
+  if (!UdataDecoded(a, known)) Keep(unknown, a);
+}
+
+// A table's, chain's or rule's user data is decoded when it holds only the comment.
+bool CommentOnly(uint8_t type, const uint8_t*, size_t) { return type == 0; }
+
+// A set's: the key's byte order (which podnet writes too) and the comment.
+bool SetUdataKnown(uint8_t type, const uint8_t*, size_t) {
+  return type == kUdataSetKeyByteorder || type == kUdataSetComment;
+}
+
+// libnftnl's NFTNL_UDATA_SET_ELEM_FLAGS record (little-endian flags) and its
+// NFTNL_SET_ELEM_F_INTERVAL_OPEN: nft's mark of a range open to the top.
+constexpr uint8_t kUdataElemFlags = 1;
+constexpr uint32_t kElemIntervalOpen = 1;
+
+// An element's: the comment, and the mark of a range open to the top, which
+// the listed range shows.
+bool ElementUdataKnown(uint8_t type, const uint8_t* value, size_t n) {
+  if (type == kUdataElemComment) return true;
+  if (type != kUdataElemFlags || n != 4) return false;
+  uint32_t flags;
+  memcpy(&flags, value, 4);
+  return le32toh(flags) == kElemIntervalOpen;
+}
+
+// Newer kernels' NFTA_SET_TYPE (the backend's name) and NFTA_SET_COUNT (the
+// elements held), which listings leave out; older headers lack the names.
+constexpr uint16_t kNftaSetType = 19;
+constexpr uint16_t kNftaSetCount = 20;
+
+// The first raw attribute of that type, or nullptr.
+const RawAttr* FirstOf(const std::vector<RawAttr>& attrs, uint16_t type) {
+  for (const RawAttr& a : attrs) {
+    if (a.type == type) return &a;
+  }
+  return nullptr;
+}
+
+uint32_t Be32At(const std::vector<uint8_t>& b) {
+  uint32_t v;
+  memcpy(&v, b.data(), 4);
+  return be32toh(v);
+}
+
+// Drops the raw attributes of type a or b: they are decoded.
+void TakeOut(std::vector<RawAttr>* attrs, uint16_t a, uint16_t b) {
+  std::vector<RawAttr> rest;
+  for (RawAttr& r : *attrs) {
+    if (r.type != a && r.type != b) rest.push_back(std::move(r));
+  }
+  *attrs = std::move(rest);
+}
+
+// A map's data type and length, taken out of the raw attributes when the set
+// is a map and both are there with 4 bytes; else they stay raw.
+void DecodeMapData(Set* s) {
+  if ((s->flags & NFT_SET_MAP) == 0) return;
+  const RawAttr* type = FirstOf(s->unknown, NFTA_SET_DATA_TYPE);
+  const RawAttr* len = FirstOf(s->unknown, NFTA_SET_DATA_LEN);
+  if (type == nullptr || len == nullptr || type->data.size() != 4 || len->data.size() != 4) return;
+  s->isMap = true;
+  s->dataType = Be32At(type->data);
+  s->dataLen = Be32At(len->data);
+  TakeOut(&s->unknown, NFTA_SET_DATA_TYPE, NFTA_SET_DATA_LEN);
+}
+
+// NFTA_SET_ELEM_DATA's nest: exactly one NFTA_DATA_VALUE, or exactly one
+// NFTA_DATA_VERDICT of one code and, for jump and goto only, one non-empty
+// chain. False for any other form (the attribute then stays raw).
+bool DecodeElementData(const std::vector<uint8_t>& nest, ElementData* out) {
+  nl::AttrIter top(nest.data(), nest.size());
+  nl::Attr d, extra;
+  if (!top.Next(&d) || top.Next(&extra) || top.error()) return false;
+  if (d.type == NFTA_DATA_VALUE) {
+    out->value.assign(d.data, d.data + d.len);
+    return true;
+  }
+  if (d.type != NFTA_DATA_VERDICT) return false;
+  nl::AttrIter parts(d.data, d.len);
+  nl::Attr p;
+  bool hasCode = false, hasChain = false;
+  std::string chain;
+  while (parts.Next(&p)) {
+    if (p.type == NFTA_VERDICT_CODE && !hasCode && p.len == 4) {
+      uint32_t code;
+      memcpy(&code, p.data, 4);
+      out->code = static_cast<int32_t>(be32toh(code));
+      hasCode = true;
+    } else if (p.type == NFTA_VERDICT_CHAIN && !hasChain) {
+      chain.assign(reinterpret_cast<const char*>(p.data), p.len);
+      hasChain = true;
+    } else {
+      return false;
+    }
+  }
+  if (parts.error() || !hasCode) return false;
+  out->verdict = true;
+  if (out->code != NFT_JUMP && out->code != NFT_GOTO) return !hasChain;
+  while (!chain.empty() && chain.back() == '\0') chain.pop_back();
+  out->chain = std::move(chain);
+  return !out->chain.empty();
+}
+
+// An element's data taken out of its raw attributes when it has exactly one
+// NFTA_SET_ELEM_DATA in a form podnet decodes.
+void DecodeElementDataAttr(Element* e) {
+  const RawAttr* only = nullptr;
+  for (const RawAttr& a : e->unknown) {
+    if (a.type != NFTA_SET_ELEM_DATA) continue;
+    if (only != nullptr) return;
+    only = &a;
+  }
+  if (only == nullptr || !DecodeElementData(only->data, &e->data)) {
+    e->data = ElementData();
+    return;
+  }
+  e->hasData = true;
+  TakeOut(&e->unknown, NFTA_SET_ELEM_DATA, NFTA_SET_ELEM_DATA);
+}
+
 bool CheckName(const std::string& name, const char** why) {
   if (name.empty() || name.size() > kNameMax) return Fail(why, "name empty or longer than NFT_NAME_MAXLEN - 1");
   if (memchr(name.data(), 0, name.size()) != nullptr) return Fail(why, "name holds a NUL byte");
@@ -399,7 +538,7 @@ bool DecodeTable(const uint8_t* payload, size_t len, Table* out, const char** wh
         return true;
       case NFTA_TABLE_USERDATA:
         Comment(a, kUdataTableComment, &out->comment);
-        Keep(&out->unknown, a);  // the rest of the user data stays available raw
+        KeepUdata(&out->unknown, a, CommentOnly);
         return true;
       default:
         Keep(&out->unknown, a);
@@ -470,7 +609,7 @@ bool DecodeChain(const uint8_t* payload, size_t len, Chain* out, const char** wh
         return true;
       case NFTA_CHAIN_USERDATA:
         Comment(a, kUdataChainComment, &out->comment);
-        Keep(&out->unknown, a);
+        KeepUdata(&out->unknown, a, CommentOnly);
         return true;
       default:
         Keep(&out->unknown, a);
@@ -529,7 +668,10 @@ bool DecodeSet(const uint8_t* payload, size_t len, Set* out, const char** why) {
         return DecodeSetDesc(a, out, why);
       case NFTA_SET_USERDATA:
         Comment(a, kUdataSetComment, &out->comment);
-        Keep(&out->unknown, a);
+        KeepUdata(&out->unknown, a, SetUdataKnown);
+        return true;
+      case kNftaSetType:
+      case kNftaSetCount:
         return true;
       default:
         Keep(&out->unknown, a);
@@ -538,6 +680,7 @@ bool DecodeSet(const uint8_t* payload, size_t len, Set* out, const char** why) {
   });
   if (!ok) return false;
   if (!named || !inTable) return Fail(why, "set without NFTA_SET_TABLE and NFTA_SET_NAME");
+  DecodeMapData(out);
   return true;
 }
 
@@ -562,13 +705,12 @@ bool DecodeRule(const uint8_t* payload, size_t len, Rule* out, const char** why)
         out->hasPosition = true;
         return true;
       case NFTA_RULE_EXPRESSIONS:
-        out->expressions.assign(a.data, a.data + a.len);
         out->exprs.clear();
         return DecodeExprs(a.data, a.len, &out->exprs, why);
       case NFTA_RULE_USERDATA:
         out->comment.clear();
         out->hasComment = UdataString(a.data, a.len, kUdataRuleComment, &out->comment);
-        Keep(&out->unknown, a);
+        KeepUdata(&out->unknown, a, CommentOnly);
         return true;
       default:
         Keep(&out->unknown, a);
@@ -602,7 +744,7 @@ static bool DecodeElement(const nl::Attr& item, Element* out, const char** why) 
         // A later user data attribute replaces an earlier one's comment, or its absence.
         out->comment.clear();
         out->hasComment = UdataString(a.data, a.len, kUdataElemComment, &out->comment);
-        Keep(&out->unknown, a);
+        KeepUdata(&out->unknown, a, ElementUdataKnown);
         break;
       default:
         Keep(&out->unknown, a);
@@ -610,6 +752,7 @@ static bool DecodeElement(const nl::Attr& item, Element* out, const char** why) 
     }
   }
   if (it.error()) return Fail(why, "truncated set element");
+  DecodeElementDataAttr(out);
   return true;
 }
 

@@ -6,6 +6,8 @@
 // nfgenmsg, a truncated attribute or a known attribute of the wrong size is a
 // malformed message, never a silent stop. User data (comments) is opaque to
 // the kernel: a malformed TLV there means "no comment", not a broken listing.
+// The decoders hand lib/nftables finished fields: everything podnet reads of
+// a dump is decoded here, once, and what it does not read stays raw.
 #pragma once
 
 #include <linux/netfilter/nf_tables.h>

@@ -1,8 +1,11 @@
 #include "nftables/expr.h"
 
 #include <endian.h>
+#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <string.h>
+
+#include <initializer_list>
 
 namespace podnet::nft {
 
@@ -250,6 +253,71 @@ bool DecodeFields(const Schema& schema, const uint8_t* data, size_t len, std::ve
   return !it.error();
 }
 
+const ExprField* FieldOf(const std::vector<ExprField>& fields, const char* key) {
+  for (const ExprField& f : fields) {
+    if (strcmp(f.spec->key, key) == 0) return &f;
+  }
+  return nullptr;
+}
+
+bool Only(const std::vector<ExprField>& fields, std::initializer_list<const char*> keys) {
+  for (const ExprField& f : fields) {
+    bool listed = false;
+    for (const char* k : keys) listed = listed || strcmp(f.spec->key, k) == 0;
+    if (!listed) return false;
+  }
+  return true;
+}
+
+// Whether podnet's rule AST (lib/nftables/expr-types.ts) holds a decoded
+// expression: its fields are ones the AST has, the ones it needs are there,
+// and every number the AST names is one it has a name for. Any other form (a
+// payload write or checksum, a map lookup, a shift, a ct direction on a set)
+// is listed raw, so lib/nftables only names what it gets and the rule is sent
+// back byte for byte.
+bool Modelled(const std::string& name, const std::vector<ExprField>& f) {
+  auto has = [&](const char* key) { return FieldOf(f, key) != nullptr; };
+  auto num = [&](const char* key) { return FieldOf(f, key)->num; };
+  auto all = [&](std::initializer_list<const char*> keys) {
+    for (const char* k : keys) {
+      if (!has(k)) return false;
+    }
+    return true;
+  };
+  if (name == "payload") {
+    return Only(f, {"dreg", "base", "offset", "len"}) && all({"dreg", "base", "offset", "len"}) &&
+           num("base") <= NFT_PAYLOAD_INNER_HEADER;
+  }
+  if (name == "meta") return Only(f, {"key", "dreg", "sreg"}) && has("key") && has("dreg") != has("sreg");
+  if (name == "ct") {
+    return Only(f, {"key", "dreg", "sreg", "direction"}) && has("key") && has("dreg") != has("sreg") &&
+           (!has("direction") || (has("dreg") && num("direction") <= 1));
+  }
+  if (name == "cmp") return Only(f, {"sreg", "op", "data"}) && all({"sreg", "op", "data"}) && num("op") <= NFT_CMP_GTE;
+  if (name == "bitwise") {
+    return Only(f, {"sreg", "dreg", "op", "len", "mask", "xor"}) && all({"sreg", "dreg", "len", "mask", "xor"}) &&
+           (!has("op") || num("op") == NFT_BITWISE_BOOL);
+  }
+  if (name == "lookup") {
+    return Only(f, {"sreg", "set", "setId", "flags"}) && all({"sreg", "set"}) &&
+           (!has("flags") || (num("flags") & ~static_cast<uint64_t>(NFT_LOOKUP_F_INV)) == 0);
+  }
+  if (name == "immediate") {
+    if (!has("verdict")) return Only(f, {"dreg", "data"}) && all({"dreg", "data"});
+    int32_t code = static_cast<int32_t>(static_cast<uint32_t>(num("verdict")));
+    bool named = code == NF_DROP || code == NF_ACCEPT || code == NFT_CONTINUE || code == NFT_JUMP ||
+                 code == NFT_GOTO || code == NFT_RETURN;
+    return Only(f, {"dreg", "verdict"}) && has("dreg") && num("dreg") == NFT_REG_VERDICT && named;
+  }
+  if (name == "counter") return Only(f, {"bytes", "packets"});
+  if (name == "redir" || name == "masq") return Only(f, {"regProtoMin", "regProtoMax", "flags"});
+  if (name == "nat") {
+    return Only(f, {"type", "family", "regAddrMin", "regAddrMax", "regProtoMin", "regProtoMax", "flags"}) &&
+           all({"type", "family"}) && num("type") <= NFT_NAT_DNAT && (num("family") == NFPROTO_IPV4 || num("family") == NFPROTO_IPV6);
+  }
+  return false;
+}
+
 bool DecodeExpr(const nl::Attr& item, Expr* out, const char** why) {
   nl::Attr e[NFTA_EXPR_MAX + 1];
   if (!nl::ParseAttrs(item.data, item.len, e, NFTA_EXPR_MAX)) return Fail(why, "truncated expression");
@@ -262,7 +330,7 @@ bool DecodeExpr(const nl::Attr& item, Expr* out, const char** why) {
   size_t len = d.present() ? d.len : 0;
   if (data != nullptr) out->data.assign(data, data + len);
   const Schema* schema = Find(out->name);
-  if (schema != nullptr && DecodeFields(*schema, data, len, &out->fields)) return true;
+  if (schema != nullptr && DecodeFields(*schema, data, len, &out->fields) && Modelled(out->name, out->fields)) return true;
   out->fields.clear();
   out->raw = true;
   return true;

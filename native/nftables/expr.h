@@ -2,9 +2,10 @@
 // and decoded into plain data. One schema table names, for every expression
 // podnet knows, its attributes in the order nft (libnftnl) writes them, so
 // encode and decode cannot drift apart and the bytes match `nft --debug=mnl`.
-// An expression of another name, or with an attribute or size the schema
-// does not expect (a newer kernel's), is kept raw, its NFTA_EXPR_DATA whole:
-// it never breaks a listing and is sent back byte for byte.
+// An expression of another name, with an attribute or size the schema does
+// not expect (a newer kernel's), or in a form lib/nftables' rule AST does not
+// hold, is kept raw, its NFTA_EXPR_DATA whole: it never breaks a listing and
+// is sent back byte for byte.
 #pragma once
 
 #include <stddef.h>
@@ -49,8 +50,8 @@ struct ExprField {
 struct Expr {
   std::string name;
   // A raw expression is encoded from data, its NFTA_EXPR_DATA payload; a
-  // decoded one has its fields and, as listed, data too (so a caller that
-  // cannot represent some field still has the expression whole).
+  // decoded one from its fields (as listed it has data too, which only raw
+  // ones hand on to JS).
   bool raw = false;
   std::vector<ExprField> fields;  // in schema order when encoding, wire order when decoded
   std::vector<uint8_t> data;

@@ -93,6 +93,12 @@ static Napi::Object SetObject(Napi::Env env, const nft::Set& s) {
   if (s.size != 0) o.Set("size", s.size);
   SetHandle(o, s.hasHandle, s.handle);
   if (!s.comment.empty()) o.Set("comment", s.comment);
+  if (s.isMap) {
+    Napi::Object map = Napi::Object::New(env);
+    map.Set("type", s.dataType);
+    map.Set("length", s.dataLen);
+    o.Set("map", map);
+  }
   o.Set("unknown", Unknown(env, s.unknown));
   return o;
 }
@@ -100,12 +106,15 @@ static Napi::Object SetObject(Napi::Env env, const nft::Set& s) {
 template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
 static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items);
 
-// { name, data, fields: { key: number | Buffer | string } }; a raw one without fields.
+// { name, fields: { key: number | Buffer | string } }; a raw one, which
+// podnet does not decode, as { name, data } with its NFTA_EXPR_DATA whole.
 static Napi::Object ExprObject(Napi::Env env, const nft::Expr& x) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("name", x.name);
-  o.Set("data", Bytes(env, x.data));
-  if (x.raw) return o;
+  if (x.raw) {
+    o.Set("data", Bytes(env, x.data));
+    return o;
+  }
   Napi::Object fields = Napi::Object::New(env);
   for (const nft::ExprField& f : x.fields) {
     const char* key = f.spec->key;
@@ -142,7 +151,6 @@ static Napi::Object RuleObject(Napi::Env env, const nft::Rule& r) {
   if (r.hasPosition) o.Set("position", static_cast<double>(r.position));
   if (r.hasComment) o.Set("comment", r.comment);
   o.Set("exprs", ObjectArray<nft::Expr, ExprObject>(env, r.exprs));
-  o.Set("expressions", Bytes(env, r.expressions));
   o.Set("unknown", Unknown(env, r.unknown));
   return o;
 }
@@ -152,6 +160,17 @@ static Napi::Object ElementObject(Napi::Env env, const nft::Element& e) {
   o.Set("key", Bytes(env, e.key));
   o.Set("flags", e.flags);
   if (e.hasComment) o.Set("comment", e.comment);
+  if (e.hasData) {
+    // { value } or { verdict, chain? }
+    Napi::Object d = Napi::Object::New(env);
+    if (!e.data.verdict) {
+      d.Set("value", Bytes(env, e.data.value));
+    } else {
+      d.Set("verdict", e.data.code);
+      if (!e.data.chain.empty()) d.Set("chain", e.data.chain);
+    }
+    o.Set("data", d);
+  }
   o.Set("unknown", Unknown(env, e.unknown));
   return o;
 }
@@ -525,7 +544,17 @@ void RegisterNftables(Napi::Env env, Napi::Object exports) {
                                     {"commentMax", static_cast<uint32_t>(nft::kCommentMax)},
                                     {"typeIpv4Addr", static_cast<uint32_t>(nft::kTypeIpv4Addr)},
                                     {"typeIpv6Addr", static_cast<uint32_t>(nft::kTypeIpv6Addr)},
-                                    {"dumpAttempts", nl::kDumpAttempts},
+                                    {"dataVerdict", NFT_DATA_VERDICT},
+                                    {"setInterval", NFT_SET_INTERVAL},
+                                    {"setElemIntervalEnd", NFT_SET_ELEM_INTERVAL_END},
+                                    {"setElemCatchall", NFT_SET_ELEM_CATCHALL},
+                                    {"chainBase", NFT_CHAIN_BASE},
+                                    {"opTable", nft::Op::kTable},
+                                    {"opChain", nft::Op::kChain},
+                                    {"opSet", nft::Op::kSet},
+                                    {"opElements", nft::Op::kElements},
+                                    {"opFlushTable", nft::Op::kFlushTable},
+                                    {"opRule", nft::Op::kRule},
                                     {"batchMax", static_cast<uint32_t>(nft::kBatchMax)}}));
 }
 

@@ -2,7 +2,9 @@
 // message decodes into and what a batch message is encoded from. Names are
 // the kernel's (NUL-free, < NFT_NAME_MAXLEN bytes); keys are raw bytes in
 // network order. Attributes podnet does not decode are kept raw, so a newer
-// kernel's additions, or a family podnet does not know, never break a listing.
+// kernel's additions, or a family podnet does not know, never break a listing;
+// the ones it decodes (user data holding only records podnet knows, a map's
+// data type and length, an element's data) are not kept a second time.
 #pragma once
 
 #include <stdint.h>
@@ -62,7 +64,21 @@ struct Set {
   uint64_t handle = 0;
   uint32_t id = 0;  // batch-local NFTA_SET_ID (encoding only)
   std::string comment;  // NFTNL_UDATA_SET_COMMENT
+  // A map (NFT_SET_MAP with NFTA_SET_DATA_TYPE and _LEN, decoding only):
+  // its data's type (nft's datatype id, NFT_DATA_VERDICT) and length.
+  bool isMap = false;
+  uint32_t dataType = 0;
+  uint32_t dataLen = 0;
   std::vector<RawAttr> unknown;
+};
+
+// A map element's NFTA_SET_ELEM_DATA in the forms podnet decodes: a value,
+// or a verdict (code, and the chain of a jump / goto).
+struct ElementData {
+  bool verdict = false;
+  std::vector<uint8_t> value;
+  int32_t code = 0;
+  std::string chain;
 };
 
 struct Element {
@@ -70,12 +86,13 @@ struct Element {
   uint32_t flags = 0;  // NFT_SET_ELEM_*
   bool hasComment = false;
   std::string comment;  // NFTNL_UDATA_SET_ELEM_COMMENT
+  bool hasData = false;
+  ElementData data;
   std::vector<RawAttr> unknown;
 };
 
 // A rule: where it is, its handle and comment, its expressions decoded (the
-// ones podnet does not know kept raw inside the list) and, when listed, the
-// NFTA_RULE_EXPRESSIONS payload as it came.
+// ones podnet does not know kept raw inside the list).
 struct Rule {
   uint8_t family = 0;
   std::string table;
@@ -87,7 +104,6 @@ struct Rule {
   std::string comment;  // NFTNL_UDATA_RULE_COMMENT
   bool hasComment = false;
   std::vector<Expr> exprs;
-  std::vector<uint8_t> expressions;  // NFTA_RULE_EXPRESSIONS payload, raw (decoding only)
   std::vector<RawAttr> unknown;
 };
 

@@ -314,8 +314,7 @@ void RegisterRtnetlink(Napi::Env env, Napi::Object exports) {
   exports.Set("rtnetlinkConstants",
               ConstantsObject(env, {{"newRoute", RTM_NEWROUTE}, {"delRoute", RTM_DELROUTE},
                                     {"newRule", RTM_NEWRULE}, {"delRule", RTM_DELRULE},
-                                    {"create", NLM_F_CREATE}, {"excl", NLM_F_EXCL}, {"replace", NLM_F_REPLACE},
-                                    {"dumpAttempts", nl::kDumpAttempts}}));
+                                    {"create", NLM_F_CREATE}, {"excl", NLM_F_EXCL}, {"replace", NLM_F_REPLACE}}));
 }
 
 }  // namespace podnet

@@ -199,7 +199,7 @@ async function listing(nft: Nftables): Promise<Listing> {
       const els = (await nft.elements(ref, s.name)).sort((a, b) => a.address.localeCompare(b.address));
       withElements.push({ ...s, elements: els });
     }
-    const rules = (await nft.rules(ref)).map((r) => ({ ...r, expressions: r.expressions.toString('hex') }));
+    const rules = await nft.rules(ref);
     out.push({ ...t, chains: await nft.chains(ref), sets: withElements, rules });
   }
   return { tables: out };

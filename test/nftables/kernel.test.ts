@@ -109,7 +109,7 @@ describePrivileged(
         expect(rules).toHaveLength(1);
         expect(rules[0]).toMatchObject({ table: 't', chain: 'pre', comment: 'first' });
         expect(rules[0]!.handle).toBeGreaterThan(0);
-        expect(rules[0]!.expressions.length).toBeGreaterThan(0);
+        expect(rules[0]!.exprs.length).toBeGreaterThan(0);
       });
     });
 
@@ -214,9 +214,11 @@ describePrivileged(
         ns.exec(['nft', '-f', '-'], `table inet t {\n chain c {\n ${matches}\n }\n}\n`);
         const [listed] = await nft.rules({ family: 'inet', name: 't' });
         expect(listed!.exprs).toHaveLength(128);
+        const written = listJson(ns).rule![0]!.expr;
         await nft.run(nft.transaction().flushChain({ family: 'inet', table: 't', name: 'c' }).addRule({ family: 'inet', table: 't', chain: 'c', exprs: listed!.exprs }));
         const [again] = await nft.rules({ family: 'inet', name: 't' });
-        expect(Buffer.from(again!.expressions)).toEqual(Buffer.from(listed!.expressions));
+        expect(again!.exprs).toEqual(listed!.exprs);
+        expect(listJson(ns).rule![0]!.expr).toEqual(written);
       });
     });
 

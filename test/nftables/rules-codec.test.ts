@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { Nftables, PodnetSystemError, type NftExpr, type NftRule } from '../../lib/index.js';
+import { native } from '../../lib/native.js';
 import { RuleDumpPeer } from './helpers/rule-dump-peer.js';
 import { RULES, fam, table } from './rule-batches.js';
 
@@ -96,10 +97,33 @@ describe('nftables rule codec round trip', () => {
       ['meta', [attr(2, Buffer.from([3, 0])), be32(1, 1)]], // a key of 2 bytes
       ['ct', [be32(2, 3), be32(1, 1), be32(99, 0)]], // an attribute podnet does not know
       ['socket', [be32(1, 0), be32(2, 1)]], // an expression podnet does not decode
+      ['payload', [be32(1, 1), be32(2, 4), be32(3, 0), be32(4, 4)]], // a base the AST has no name for
+      ['cmp', [be32(1, 1), be32(2, 6), attr(3, attr(1, Buffer.from([1])), true)]], // an op the AST has no name for
+      ['lookup', [str(1, 's'), be32(2, 1), be32(5, 2)]], // a flag other than invert
+      ['ct', [be32(2, 3), be32(4, 1), attr(3, Buffer.from([0]))]], // a direction on a ct set
+      ['nat', [be32(1, 0), be32(2, 7)]], // a family the AST has no name for
+      ['immediate', [be32(1, 0), attr(2, attr(2, be32(1, -2), true), true)]], // a verdict (break) the AST has no name for
     ];
     const listed = await listPayload(rulePayload(Buffer.concat(cases.map(([name, data]) => expr(name, data)))));
     expect(listed).toHaveLength(1);
     expect(listed[0]!.exprs).toEqual(cases.map(([name, data]) => ({ type: 'raw', name, data: Buffer.concat(data) })));
+  });
+
+  it('an expression crosses from the addon in one form: fields when the AST holds it, else its bytes; no rule bytes beside', async () => {
+    const peer = new RuleDumpPeer();
+    peer.rules = [rulePayload(Buffer.concat([expr('counter', [attr(1, Buffer.alloc(8)), attr(2, Buffer.alloc(8))]), expr('socket', [be32(1, 0), be32(2, 1)])]))];
+    const handle = new native.NftablesHandle(-1, 5000, (req) => peer.exchange(req));
+    try {
+      const { objects } = await handle.rules(1, table); // NFPROTO_INET
+      expect(objects).toHaveLength(1);
+      expect(Object.keys(objects[0]!)).not.toContain('expressions');
+      expect(objects[0]!.exprs).toEqual([
+        { name: 'counter', fields: { bytes: 0, packets: 0 } },
+        { name: 'socket', data: Buffer.concat([be32(1, 0), be32(2, 1)]) },
+      ]);
+    } finally {
+      handle.close();
+    }
   });
 
   it.each([

@@ -1,8 +1,8 @@
 /**
- * Strict IP address parsing for ipset entries. Only canonical textual forms are
- * accepted: no shortened IPv4 ("10.1"), no leading zeros ("010.0.0.1", which
- * some parsers read as octal), no zone ids ("fe80::1%eth0": ipset stores
- * addresses, not scopes).
+ * Strict IP address parsing, shared by every layer that takes an address as text (ipset entries, rtnetlink specs,
+ * the agent's rules, the CNI server). Only canonical textual forms are accepted: no shortened IPv4 ("10.1"), no
+ * leading zeros ("010.0.0.1", which some parsers read as octal), no zone ids ("fe80::1%eth0": the kernel objects
+ * these feed store addresses, not scopes).
  */
 
 /** A parsed address: family 4 or 6 and its bytes (IPv4 in the first 4 of 16). */
@@ -93,47 +93,4 @@ export function parseIp(text: string): ParsedIp | undefined {
   }
   const bytes = parseIpv4(text);
   return bytes ? { family: 4, bytes } : undefined;
-}
-
-/** isIpv4Mapped tells whether 16 IPv6 bytes are ::ffff:a.b.c.d. */
-export function isIpv4Mapped(bytes: Uint8Array): boolean {
-  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
-  return bytes[10] === 0xff && bytes[11] === 0xff;
-}
-
-/** unmapIpv4 turns "::ffff:a.b.c.d" into "a.b.c.d" and returns any other address unchanged. */
-export function unmapIpv4(text: string): string {
-  const parsed = parseIp(text);
-  if (!parsed || parsed.family === 4 || !isIpv4Mapped(parsed.bytes)) return text;
-  const b = parsed.bytes;
-  return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
-}
-
-/** formatIp renders bytes in canonical form (RFC 5952 for IPv6: lowercase, longest zero run compressed). */
-export function formatIp(family: 4 | 6, bytes: Uint8Array, offset = 0): string {
-  if (family === 4) return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
-  const words: number[] = [];
-  for (let i = 0; i < 8; i++) words.push((bytes[offset + i * 2]! << 8) | bytes[offset + i * 2 + 1]!);
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (words[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && words[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  // RFC 5952 section 5: IPv4-mapped addresses keep the dotted quad.
-  if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) {
-    return `::ffff:${bytes[offset + 12]}.${bytes[offset + 13]}.${bytes[offset + 14]}.${bytes[offset + 15]}`;
-  }
-  const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(':');
-  if (bestStart < 0) return hex(words);
-  return `${hex(words.slice(0, bestStart))}::${hex(words.slice(bestStart + bestLen))}`;
 }

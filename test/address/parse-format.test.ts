@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { formatIp, parseIp, unmapIpv4 } from '../../lib/ipset/address.js';
+import { formatIp, parseIp, unmapIpv4 } from '../../lib/address/index.js';
 
 describe('IP address parsing', () => {
   it.each([
