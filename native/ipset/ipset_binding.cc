@@ -17,6 +17,7 @@
 #include "ipset/session.h"
 #include "ipset/session_slot.h"
 #include "ipset/sync_channel.h"
+#include "netlink/js_objects.h"
 #include "netlink/js_reader.h"
 #include "netlink/session_handle.h"
 #include "util/constants_object.h"
@@ -47,10 +48,6 @@ static Napi::Object HeaderObject(Napi::Env env, const ipset::SetHeader& h) {
   if (h.hasTimeout) o.Set("timeout", h.timeout);
   o.Set("decoded", h.decoded);
   return o;
-}
-
-static Napi::Buffer<uint8_t> CopyBytes(Napi::Env env, const std::vector<uint8_t>& bytes) {
-  return Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
 }
 
 struct ProtocolBaton : IpsetBaton<ProtocolBaton> {
@@ -115,10 +112,8 @@ struct ListBaton : IpsetBaton<ListBaton> {
   void Locked() { error = session->List(name, flags, &result); }
   Napi::Value Result(Napi::Env env) {
     Napi::Object o = Napi::Object::New(env);
-    Napi::Array sets = Napi::Array::New(env, result.sets.size());
-    for (size_t i = 0; i < result.sets.size(); i++) sets.Set(static_cast<uint32_t>(i), HeaderObject(env, result.sets[i]));
-    o.Set("sets", sets);
-    o.Set("records", CopyBytes(env, result.records));
+    o.Set("sets", nl::ObjectArray<ipset::SetHeader, HeaderObject>(env, result.sets));
+    o.Set("records", nl::BytesValue(env, result.records));
     o.Set("count", result.count);
     return o;
   }
@@ -140,7 +135,7 @@ struct EntriesBaton : IpsetBaton<EntriesBaton> {
   Napi::Value Result(Napi::Env env) {
     Napi::Object o = Napi::Object::New(env);
     if (!result.sets.empty()) o.Set("header", HeaderObject(env, result.sets.front()));
-    o.Set("records", CopyBytes(env, result.records));
+    o.Set("records", nl::BytesValue(env, result.records));
     o.Set("count", result.count);
     o.Set("done", done);
     return o;

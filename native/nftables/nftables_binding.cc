@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "netlink/js_objects.h"
 #include "netlink/js_reader.h"
 #include "netlink/session_handle.h"
 #include "nftables/codec.h"
@@ -30,20 +31,9 @@ using nft::Session;
 template <typename Derived>
 using NftablesBaton = SessionBaton<Derived, Session>;
 
-static Napi::Value Bytes(Napi::Env env, const std::vector<uint8_t>& b) {
-  return Napi::Buffer<uint8_t>::Copy(env, b.data(), b.size());
-}
-
-static Napi::Array Unknown(Napi::Env env, const std::vector<nft::RawAttr>& attrs) {
-  Napi::Array out = Napi::Array::New(env, attrs.size());
-  for (size_t i = 0; i < attrs.size(); i++) {
-    Napi::Object a = Napi::Object::New(env);
-    a.Set("type", attrs[i].type);
-    a.Set("data", Bytes(env, attrs[i].data));
-    out.Set(static_cast<uint32_t>(i), a);
-  }
-  return out;
-}
+using nl::ObjectArray;
+using nl::BytesValue;
+using nl::UnknownAttrs;
 
 // Handles count up from 1 per table; a double holds them exactly far past
 // what a kernel hands out.
@@ -59,7 +49,7 @@ static Napi::Object TableObject(Napi::Env env, const nft::Table& t) {
   o.Set("use", t.use);
   SetHandle(o, t.hasHandle, t.handle);
   if (!t.comment.empty()) o.Set("comment", t.comment);
-  o.Set("unknown", Unknown(env, t.unknown));
+  o.Set("unknown", UnknownAttrs(env, t.unknown));
   return o;
 }
 
@@ -78,7 +68,7 @@ static Napi::Object ChainObject(Napi::Env env, const nft::Chain& c) {
   o.Set("flags", c.flags);
   o.Set("use", c.use);
   if (!c.comment.empty()) o.Set("comment", c.comment);
-  o.Set("unknown", Unknown(env, c.unknown));
+  o.Set("unknown", UnknownAttrs(env, c.unknown));
   return o;
 }
 
@@ -99,12 +89,9 @@ static Napi::Object SetObject(Napi::Env env, const nft::Set& s) {
     map.Set("length", s.dataLen);
     o.Set("map", map);
   }
-  o.Set("unknown", Unknown(env, s.unknown));
+  o.Set("unknown", UnknownAttrs(env, s.unknown));
   return o;
 }
-
-template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
-static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items);
 
 // { name, fields: { key: number | Buffer | string } }; a raw one, which
 // podnet does not decode, as { name, data } with its NFTA_EXPR_DATA whole.
@@ -112,7 +99,7 @@ static Napi::Object ExprObject(Napi::Env env, const nft::Expr& x) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("name", x.name);
   if (x.raw) {
-    o.Set("data", Bytes(env, x.data));
+    o.Set("data", BytesValue(env, x.data));
     return o;
   }
   Napi::Object fields = Napi::Object::New(env);
@@ -128,7 +115,7 @@ static Napi::Object ExprObject(Napi::Env env, const nft::Expr& x) {
         fields.Set(key, f.str);
         break;
       case nft::FieldKind::kData:
-        fields.Set(key, Bytes(env, f.bytes));
+        fields.Set(key, BytesValue(env, f.bytes));
         break;
       case nft::FieldKind::kVerdict:
         fields.Set(key, static_cast<int32_t>(static_cast<uint32_t>(f.num)));
@@ -151,41 +138,34 @@ static Napi::Object RuleObject(Napi::Env env, const nft::Rule& r) {
   if (r.hasPosition) o.Set("position", static_cast<double>(r.position));
   if (r.hasComment) o.Set("comment", r.comment);
   o.Set("exprs", ObjectArray<nft::Expr, ExprObject>(env, r.exprs));
-  o.Set("unknown", Unknown(env, r.unknown));
+  o.Set("unknown", UnknownAttrs(env, r.unknown));
   return o;
 }
 
 static Napi::Object ElementObject(Napi::Env env, const nft::Element& e) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("key", Bytes(env, e.key));
+  o.Set("key", BytesValue(env, e.key));
   o.Set("flags", e.flags);
   if (e.hasComment) o.Set("comment", e.comment);
   if (e.hasData) {
     // { value } or { verdict, chain? }
     Napi::Object d = Napi::Object::New(env);
     if (!e.data.verdict) {
-      d.Set("value", Bytes(env, e.data.value));
+      d.Set("value", BytesValue(env, e.data.value));
     } else {
       d.Set("verdict", e.data.code);
       if (!e.data.chain.empty()) d.Set("chain", e.data.chain);
     }
     o.Set("data", d);
   }
-  o.Set("unknown", Unknown(env, e.unknown));
+  o.Set("unknown", UnknownAttrs(env, e.unknown));
   return o;
-}
-
-template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
-static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items) {
-  Napi::Array out = Napi::Array::New(env, items.size());
-  for (size_t i = 0; i < items.size(); i++) out.Set(static_cast<uint32_t>(i), Convert(env, items[i]));
-  return out;
 }
 
 static Napi::Object RawObject(Napi::Env env, const nft::RawMessage& m) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("type", m.type);
-  o.Set("payload", Bytes(env, m.payload));
+  o.Set("payload", BytesValue(env, m.payload));
   return o;
 }
 

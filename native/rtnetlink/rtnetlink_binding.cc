@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "netlink/js_objects.h"
 #include "netlink/js_reader.h"
 #include "netlink/session_handle.h"
 #include "rtnetlink/session.h"
@@ -25,6 +26,8 @@
 
 namespace podnet {
 
+using nl::ObjectArray;
+using nl::UnknownAttrs;
 using rt::Session;
 
 template <typename Derived>
@@ -50,17 +53,6 @@ static std::string FormatAddr(uint8_t family, const std::vector<uint8_t>& a) {
   return Hex(a, '\0');
 }
 
-static Napi::Array Unknown(Napi::Env env, const std::vector<rt::RawAttr>& attrs) {
-  Napi::Array out = Napi::Array::New(env, attrs.size());
-  for (size_t i = 0; i < attrs.size(); i++) {
-    Napi::Object a = Napi::Object::New(env);
-    a.Set("type", attrs[i].type);
-    a.Set("data", Napi::Buffer<uint8_t>::Copy(env, attrs[i].data.data(), attrs[i].data.size()));
-    out.Set(static_cast<uint32_t>(i), a);
-  }
-  return out;
-}
-
 static void SetAddr(Napi::Object o, const char* key, uint8_t family, const std::vector<uint8_t>& a) {
   if (!a.empty()) o.Set(key, FormatAddr(family, a));
 }
@@ -76,7 +68,7 @@ static Napi::Object LinkObject(Napi::Env env, const rt::Link& l) {
   if (!l.address.empty()) o.Set("address", Hex(l.address, ':'));
   if (!l.kind.empty()) o.Set("kind", l.kind);
   if (l.hasMaster) o.Set("master", l.master);
-  o.Set("unknown", Unknown(env, l.unknown));
+  o.Set("unknown", UnknownAttrs(env, l.unknown));
   return o;
 }
 
@@ -90,7 +82,7 @@ static Napi::Object AddressObject(Napi::Env env, const rt::Address& a) {
   o.Set("flags", a.flags);
   SetAddr(o, "peer", a.family, a.peer);
   if (!a.label.empty()) o.Set("label", a.label);
-  o.Set("unknown", Unknown(env, a.unknown));
+  o.Set("unknown", UnknownAttrs(env, a.unknown));
   return o;
 }
 
@@ -111,7 +103,7 @@ static Napi::Object RouteObject(Napi::Env env, const rt::Route& r) {
   SetAddr(o, "prefsrc", r.family, r.prefsrc);
   if (r.hasOif) o.Set("oif", r.oif);
   if (r.hasPriority) o.Set("priority", r.priority);
-  o.Set("unknown", Unknown(env, r.unknown));
+  o.Set("unknown", UnknownAttrs(env, r.unknown));
   return o;
 }
 
@@ -133,15 +125,8 @@ static Napi::Object RuleObject(Napi::Env env, const rt::Rule& r) {
   o.Set("protocol", r.protocol);
   if (!r.iifname.empty()) o.Set("iifname", r.iifname);
   if (!r.oifname.empty()) o.Set("oifname", r.oifname);
-  o.Set("unknown", Unknown(env, r.unknown));
+  o.Set("unknown", UnknownAttrs(env, r.unknown));
   return o;
-}
-
-template <typename T, Napi::Object (*Convert)(Napi::Env, const T&)>
-static Napi::Array ObjectArray(Napi::Env env, const std::vector<T>& items) {
-  Napi::Array out = Napi::Array::New(env, items.size());
-  for (size_t i = 0; i < items.size(); i++) out.Set(static_cast<uint32_t>(i), Convert(env, items[i]));
-  return out;
 }
 
 struct LinksBaton : RtnetlinkBaton<LinksBaton> {
