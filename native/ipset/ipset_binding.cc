@@ -144,25 +144,17 @@ struct EntriesBaton : IpsetBaton<EntriesBaton> {
 
 class IpsetHandle : public nl::SessionHandle<IpsetHandle, Session> {
  public:
-  static constexpr const char* kWhat = kIpsetWhat;
-  static constexpr const char* kClosedCode = kIpsetClosedCode;
-
-  static Napi::Function Define(Napi::Env env) {
-    return DefineHandle(env, "IpsetHandle",
-                        {
-                            InstanceMethod<&IpsetHandle::Protocol>("protocol"),
-                            InstanceMethod<&IpsetHandle::Create>("create"),
-                            InstanceMethod<&IpsetHandle::WholeSetCommand>("wholeSetCommand"),
-                            InstanceMethod<&IpsetHandle::Adt>("adt"),
-                            InstanceMethod<&IpsetHandle::SyncChannel>("syncChannel"),
-                            InstanceMethod<&IpsetHandle::Test>("test"),
-                            InstanceMethod<&IpsetHandle::List>("list"),
-                            InstanceMethod<&IpsetHandle::Entries>("entries"),
-                        });
-  }
+  static constexpr nl::HandleKind kKind{"IpsetHandle", kIpsetWhat, kIpsetClosedCode, NETLINK_NETFILTER};
 
   // new IpsetHandle(netnsFd, timeoutMs, exchange?, receiveBufferBytes?)
-  explicit IpsetHandle(const Napi::CallbackInfo& info) : SessionHandle(info, NETLINK_NETFILTER) {}
+  using SessionHandle::SessionHandle;
+
+  static Napi::Function Define(Napi::Env env) {
+    return DefineHandle(env, {{"protocol", &IpsetHandle::Protocol}, {"create", &IpsetHandle::Create},
+                              {"wholeSetCommand", &IpsetHandle::WholeSetCommand}, {"adt", &IpsetHandle::Adt},
+                              {"syncChannel", &IpsetHandle::SyncChannel}, {"test", &IpsetHandle::Test},
+                              {"list", &IpsetHandle::List}, {"entries", &IpsetHandle::Entries}});
+  }
 
  private:
   Napi::Value Protocol(const Napi::CallbackInfo& info) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <napi.h>
 
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,39 +43,57 @@ struct SessionSlot {
   }
 };
 
+// HandleKind names a protocol's handle: its JS class ("IpsetHandle"), the
+// protocol in its errors ("ipset"), the code of a call on a closed handle
+// ("ERR_IPSET_CLOSED") and the netlink protocol its sockets speak.
+struct HandleKind {
+  const char* className;
+  const char* what;
+  const char* closedCode;
+  int protocol;
+};
+
 // SessionHandle is the base of a protocol's handle class Derived, which
-// names its protocol in kWhat ("ipset") and its closed error in kClosedCode
-// ("ERR_IPSET_CLOSED"). JS constructs it as new XHandle(netnsFd, timeoutMs,
-// exchange?, receiveBufferBytes?) (nl::TransportFromArgs). Derived may
-// declare its own static NewSession(transport, timeoutMs) when its session
-// takes more than those two.
+// describes itself in a static constexpr HandleKind kKind and inherits the
+// constructor (using SessionHandle::SessionHandle). JS constructs it as new
+// XHandle(netnsFd, timeoutMs, exchange?, receiveBufferBytes?)
+// (nl::TransportFromArgs). Derived may declare its own static
+// NewSession(transport, timeoutMs) when its session takes more than those two.
 template <typename Derived, typename SessionT>
 class SessionHandle : public Napi::ObjectWrap<Derived> {
  public:
   using SessionPtr = std::shared_ptr<SessionT>;
-  using Method = Napi::ClassPropertyDescriptor<Derived>;
+  using Callback = Napi::Value (Derived::*)(const Napi::CallbackInfo&);
+
+  // MethodEntry is one row of a handle's method table: the JS name and the member that answers it.
+  struct MethodEntry {
+    const char* name;
+    Callback method;
+  };
+
+  explicit SessionHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Derived>(info) {
+    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
+    slot_->session = Derived::NewSession(TransportFromArgs(info, Derived::kKind.protocol), timeoutMs);
+  }
 
   static SessionPtr NewSession(std::unique_ptr<Transport> transport, int timeoutMs) {
     return std::make_shared<SessionT>(std::move(transport), timeoutMs);
   }
 
  protected:
-  SessionHandle(const Napi::CallbackInfo& info, int protocol) : Napi::ObjectWrap<Derived>(info) {
-    int timeoutMs = info[1].As<Napi::Number>().Int32Value();
-    slot_->session = Derived::NewSession(TransportFromArgs(info, protocol), timeoutMs);
-  }
-
-  // DefineHandle defines the JS class: the protocol's own methods, then
-  // setTimeout(ms) and close().
-  static Napi::Function DefineHandle(Napi::Env env, const char* name, std::vector<Method> methods) {
-    using Callback = Napi::Value (Derived::*)(const Napi::CallbackInfo&);
+  // DefineHandle defines the JS class kKind.className: the protocol's own
+  // methods in the table's order, then setTimeout(ms) and close().
+  static Napi::Function DefineHandle(Napi::Env env, std::initializer_list<MethodEntry> table) {
+    std::vector<Napi::ClassPropertyDescriptor<Derived>> methods;
+    methods.reserve(table.size() + 2);
+    for (const MethodEntry& m : table) methods.push_back(Napi::ObjectWrap<Derived>::InstanceMethod(m.name, m.method));
     methods.push_back(Napi::ObjectWrap<Derived>::InstanceMethod(
         "setTimeout", static_cast<Callback>(&SessionHandle::SetTimeout)));
     methods.push_back(Napi::ObjectWrap<Derived>::InstanceMethod("close", static_cast<Callback>(&SessionHandle::Close)));
-    return Napi::ObjectWrap<Derived>::DefineClass(env, name, methods);
+    return Napi::ObjectWrap<Derived>::DefineClass(env, Derived::kKind.className, methods);
   }
 
-  SessionPtr Live(Napi::Env env) const { return slot_->Live(env, Derived::kWhat, Derived::kClosedCode); }
+  SessionPtr Live(Napi::Env env) const { return slot_->Live(env, Derived::kKind.what, Derived::kKind.closedCode); }
 
   // Start gives the baton the live session and runs it (util/run_baton.h):
   // sync returns its value, else a promise; name is the async resource's.

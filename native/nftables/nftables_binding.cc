@@ -402,28 +402,19 @@ static nft::Op OpFrom(JsReader& p, const Napi::Object& o) {
 
 class NftablesHandle : public nl::SessionHandle<NftablesHandle, Session> {
  public:
-  static constexpr const char* kWhat = "nftables";
-  static constexpr const char* kClosedCode = "ERR_NFTABLES_CLOSED";
-
-  static Napi::Function Define(Napi::Env env) {
-    return DefineHandle(env, "NftablesHandle",
-                        {
-                            InstanceMethod<&NftablesHandle::Run>("run"),
-                            InstanceMethod<&NftablesHandle::Generation>("generation"),
-                            InstanceMethod<&NftablesHandle::Tables>("tables"),
-                            InstanceMethod<&NftablesHandle::Chains>("chains"),
-                            InstanceMethod<&NftablesHandle::Sets>("sets"),
-                            InstanceMethod<&NftablesHandle::Rules>("rules"),
-                            InstanceMethod<&NftablesHandle::Elements>("elements"),
-                            InstanceMethod<&NftablesHandle::ElementsStart>("elementsStart"),
-                            InstanceMethod<&NftablesHandle::ElementsNext>("elementsNext"),
-                            InstanceMethod<&NftablesHandle::GetSet>("getSet"),
-                            InstanceMethod<&NftablesHandle::GetElement>("getElement"),
-                        });
-  }
+  static constexpr nl::HandleKind kKind{"NftablesHandle", "nftables", "ERR_NFTABLES_CLOSED", NETLINK_NETFILTER};
 
   // new NftablesHandle(netnsFd, timeoutMs, exchange?)
-  explicit NftablesHandle(const Napi::CallbackInfo& info) : SessionHandle(info, NETLINK_NETFILTER) {}
+  using SessionHandle::SessionHandle;
+
+  static Napi::Function Define(Napi::Env env) {
+    return DefineHandle(env, {{"run", &NftablesHandle::Run}, {"generation", &NftablesHandle::Generation},
+                              {"tables", &NftablesHandle::Tables}, {"chains", &NftablesHandle::Chains},
+                              {"sets", &NftablesHandle::Sets}, {"rules", &NftablesHandle::Rules},
+                              {"elements", &NftablesHandle::Elements}, {"elementsStart", &NftablesHandle::ElementsStart},
+                              {"elementsNext", &NftablesHandle::ElementsNext}, {"getSet", &NftablesHandle::GetSet},
+                              {"getElement", &NftablesHandle::GetElement}});
+  }
 
   // Only the kernel sizes dump datagrams by what recvmsg offered before (Session::GetGen).
   static SessionPtr NewSession(std::unique_ptr<nl::Transport> transport, int timeoutMs) {

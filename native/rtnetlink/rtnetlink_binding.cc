@@ -223,24 +223,17 @@ static rt::Rule RuleFrom(JsReader& in, const Napi::Object& o) {
 
 class RtnetlinkHandle : public nl::SessionHandle<RtnetlinkHandle, Session> {
  public:
-  static constexpr const char* kWhat = "rtnetlink";
-  static constexpr const char* kClosedCode = "ERR_RTNETLINK_CLOSED";
-
-  static Napi::Function Define(Napi::Env env) {
-    return DefineHandle(env, "RtnetlinkHandle",
-                        {
-                            InstanceMethod<&RtnetlinkHandle::Links>("links"),
-                            InstanceMethod<&RtnetlinkHandle::Link>("link"),
-                            InstanceMethod<&RtnetlinkHandle::Addresses>("addresses"),
-                            InstanceMethod<&RtnetlinkHandle::Routes>("routes"),
-                            InstanceMethod<&RtnetlinkHandle::Rules>("rules"),
-                            InstanceMethod<&RtnetlinkHandle::ChangeRoute>("changeRoute"),
-                            InstanceMethod<&RtnetlinkHandle::ChangeRule>("changeRule"),
-                        });
-  }
+  static constexpr nl::HandleKind kKind{"RtnetlinkHandle", "rtnetlink", "ERR_RTNETLINK_CLOSED", NETLINK_ROUTE};
 
   // new RtnetlinkHandle(netnsFd, timeoutMs, exchange?)
-  explicit RtnetlinkHandle(const Napi::CallbackInfo& info) : SessionHandle(info, NETLINK_ROUTE) {}
+  using SessionHandle::SessionHandle;
+
+  static Napi::Function Define(Napi::Env env) {
+    return DefineHandle(env, {{"links", &RtnetlinkHandle::Links}, {"link", &RtnetlinkHandle::Link},
+                              {"addresses", &RtnetlinkHandle::Addresses}, {"routes", &RtnetlinkHandle::Routes},
+                              {"rules", &RtnetlinkHandle::Rules}, {"changeRoute", &RtnetlinkHandle::ChangeRoute},
+                              {"changeRule", &RtnetlinkHandle::ChangeRule}});
+  }
 
  private:
   Napi::Value Links(const Napi::CallbackInfo& info) {
