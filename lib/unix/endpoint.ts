@@ -43,7 +43,10 @@ export abstract class UnixEndpoint<H extends { close(): void }> implements Dispo
     return `${this.constructor.name}(${this.path})`;
   }
 
-  /** liveHandle is the handle while open; throws `ERR_UNIX_CLOSED` after close(). */
+  /**
+   * liveHandle is the handle while open; throws `ERR_UNIX_CLOSED` after close().
+   * @internal
+   */
   protected liveHandle(): H {
     if (!this.#handle) throw unixClosedError(this.#what, this.path);
     return this.#handle;
