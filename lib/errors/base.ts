@@ -59,7 +59,7 @@ export class PodnetSystemError extends PodnetError {
     this.operation = context.operation ?? context.command;
   }
 
-  /** @deprecated use operation */
+  /** command is operation's old name. @deprecated use operation */
   get command(): string | undefined {
     return this.operation;
   }

@@ -83,7 +83,7 @@ export class IpsetError extends KernelError {
     this.index = index;
   }
 
-  /** @deprecated use operation */
+  /** command is operation's old name. @deprecated use operation */
   get command(): string | undefined {
     return this.operation;
   }

@@ -79,7 +79,7 @@ export async function sendJob(session: IpsetSession, job: AdtJob): Promise<void>
   sent.forEach((item, index) => {
     const error = failed.get(index);
     if (error === undefined) return item.resolve();
-    const refusal = ipsetError(error, { command: label, set: name, setType: shape.type, entry: item.entry, netns: session.netnsPath });
+    const refusal = ipsetError(error, { operation: label, set: name, setType: shape.type, entry: item.entry, netns: session.netnsPath });
     firstRefusal ??= refusal;
     item.reject(refusal);
   });
@@ -98,7 +98,7 @@ export function sendSync(session: IpsetSession, command: number, label: string, 
   session.live();
   if (requestChannel.hasSubscribers) return sendSyncTraced(session, command, label, name, entry, excl, shape, fields);
   const error = session.sync.send(command, excl, name, fields);
-  if (error !== 0) throw ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: session.netnsPath });
+  if (error !== 0) throw ipsetError(error, { operation: label, set: name, setType: shape.type, entry, netns: session.netnsPath });
 }
 
 /** sendSyncTraced is sendSync's send, published on `podnet:ipset:request`. */
@@ -122,7 +122,7 @@ function sendSyncTraced(
     throw err;
   }
   if (error === 0) return publishDone(about, start, 1, 0);
-  const refusal = ipsetError(error, { command: label, set: name, setType: shape.type, entry, netns: session.netnsPath });
+  const refusal = ipsetError(error, { operation: label, set: name, setType: shape.type, entry, netns: session.netnsPath });
   publishDone(about, start, 1, 1, refusal);
   throw refusal;
 }

@@ -23,7 +23,7 @@ export const CLOCK_EVERY = 256;
 export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** What a batch is about, for the errors of its entries. */
-export type BatchContext = { command: string; set: string; setType: string; netns: string | undefined };
+export type BatchContext = { operation: string; set: string; setType: string; netns: string | undefined };
 
 /** One batch call: the ADT command, its set, whether exclusive, and what its errors name. */
 export interface BatchRequest {
@@ -124,7 +124,7 @@ export function tracedAdt(
   const { command, name, excl } = request;
   const pending = session.handle().adt(command, name, records, excl, false);
   if (!requestChannel.hasSubscribers) return pending;
-  const about = session.about(request.context.command, name, 'worker');
+  const about = session.about(request.context.operation, name, 'worker');
   const start = performance.now();
   return pending.then(
     (raw) => {

@@ -265,7 +265,7 @@ export class Ipset implements Disposable {
     const session = this.#session;
     return this.#queue.serial(async () => {
       const shape = await session.shape(name, label);
-      const context = { command: label, set: name, setType: shape.type, netns: session.netnsPath };
+      const context = { operation: label, set: name, setType: shape.type, netns: session.netnsPath };
       const request: BatchRequest = { command, name, excl, shape, context };
       if (Array.isArray(entries)) return sendArray(session, this.#batchWriters, request, entries);
       return sendStream(session, this.#batchWriters, request, entries);

@@ -29,7 +29,7 @@ export function listSet(session: IpsetSession, name: string): Promise<IpsetListi
 
 async function readListing(session: IpsetSession, handle: RawIpsetHandle, name: string): Promise<IpsetListing> {
   let chunk = await handle.entries(name, LIST_CHUNK);
-  if (!chunk.header) throw ipsetError(2, { command: 'list', set: name });
+  if (!chunk.header) throw ipsetError(2, { operation: 'list', set: name });
   const header = toHeader(chunk.header);
   session.sets.remember(header);
   const entries: IpsetListedEntry[] = [];

@@ -22,7 +22,7 @@ const IPSET_ERR_EXIST = 4103;
  * on a del, so a del's is named IPSET_ERR_ENTRY_MISSING (what isNotFound answers to); `ipsetCode` keeps the kernel's
  * name either way.
  */
-export function ipsetError(error: number, context: IpsetErrorContext & { setType?: string; description?: string }): IpsetError {
+export function ipsetError(error: number, context: IpsetErrorContext & { setType?: string; description?: string; cause?: unknown }): IpsetError {
   let [code, description] = ipsetErrorName(error, context.setType);
   if (!code) {
     code = errnoName(error);
@@ -38,7 +38,7 @@ export function ipsetError(error: number, context: IpsetErrorContext & { setType
   }
   const about = `${operation ?? 'ipset'}${context.set ? ` '${context.set}'` : ''}${describeEntry(context.entry)}`;
   const message = `ipset ${about}: ${code}${description ? ` (${description})` : ''}`;
-  return new IpsetError(message, code, -error, context, ipsetCode);
+  return new IpsetError(message, code, -error, context, ipsetCode, context.cause === undefined ? undefined : { cause: context.cause });
 }
 
 /** ipsetClosedError is what a call made after close() fails with. */

@@ -42,6 +42,6 @@ export function shapeOf(h: IpsetHeader): SetShape {
 /** firstHeader is the header a one-set listing returned; none means the set is gone (ENOENT, as the kernel says). */
 export function firstHeader(sets: RawSetHeader[], name: string): IpsetHeader {
   const raw = sets[0];
-  if (!raw) throw ipsetError(2, { command: 'list', set: name });
+  if (!raw) throw ipsetError(2, { operation: 'list', set: name });
   return toHeader(raw);
 }

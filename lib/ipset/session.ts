@@ -101,7 +101,7 @@ export class IpsetSession {
     try {
       return this.sets.remember(await this.headerNow(name));
     } catch (err) {
-      if (err instanceof IpsetError) throw ipsetError(-err.errno, { command, set: name, netns: this.netnsPath });
+      if (err instanceof IpsetError) throw ipsetError(-err.errno, { operation: command, set: name, netns: this.netnsPath, cause: err });
       throw err;
     }
   }
@@ -118,7 +118,7 @@ export class IpsetSession {
       );
       return this.sets.remember(header);
     } catch (err) {
-      if (err instanceof IpsetError) throw ipsetError(-err.errno, { command, set: name, netns: this.netnsPath });
+      if (err instanceof IpsetError) throw ipsetError(-err.errno, { operation: command, set: name, netns: this.netnsPath, cause: err });
       throw err;
     }
   }

@@ -68,7 +68,10 @@ export abstract class NetlinkClient<H extends RawNetlinkHandle> implements Dispo
     return this.#handle === undefined;
   }
 
-  /** live returns the handle; throws PodnetError `ERR_<NAME>_CLOSED` after close(). */
+  /**
+   * live returns the handle; throws PodnetError `ERR_<NAME>_CLOSED` after close().
+   * @internal
+   */
   protected live(): H {
     if (!this.#handle) throw new PodnetError(`${this.#name} client is closed`, `ERR_${this.#name.toUpperCase()}_CLOSED`);
     return this.#handle;
@@ -77,6 +80,7 @@ export abstract class NetlinkClient<H extends RawNetlinkHandle> implements Dispo
   /**
    * serial runs fn after every operation queued before it (the queue survives failures); its errors pass through
    * context (the client's withContext), and carry the caller's stack. Rejects with `ERR_<NAME>_CLOSED` after close().
+   * @internal
    */
   protected serial<T>(fn: (h: H) => Promise<T>, context: (err: unknown) => unknown): Promise<T> {
     const caller = new Error();

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { AgentNetns, IptablesFactory, NetnsOpener, NftablesFactory, RtnetlinkFactory } from '../agent/backends.js';
-import type { NodeNetworkOptions } from '../agent/node-network.js';
+import type { NodeNetworkOptions } from '../preflight/node-network.js';
 import { PodnetSystemError } from '../errors.js';
 import { Ipset } from '../ipset/client.js';
 import { Iptables } from '../iptables/iptables.js';

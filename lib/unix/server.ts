@@ -2,7 +2,7 @@
 import { withCallerStack } from '../errors.js';
 import { native, type RawSeqpacketServerHandle } from '../native.js';
 import { checkInteger, checkOptions } from '../validate.js';
-import { unixClosedError } from './errors.js';
+import { UnixEndpoint } from './endpoint.js';
 import { checkSocketPath, checkTimeout, type SeqpacketAcceptOptions, type SeqpacketListenOptions } from './options.js';
 import { type SeqpacketSocket, socketFromHandle } from './socket.js';
 
@@ -11,16 +11,12 @@ import { type SeqpacketSocket, socketFromHandle } from './socket.js';
  * accept() keeps the process alive, a server nobody accepts on does not. close() it (or `using` it); one dropped
  * unclosed is closed, and its file removed, when collected.
  */
-export class SeqpacketServer implements Disposable {
-  /** path is the socket file. */
-  readonly path: string;
+export class SeqpacketServer extends UnixEndpoint<RawSeqpacketServerHandle> {
   /** mode is the socket file's permissions as set. */
   readonly mode: number;
-  #handle: RawSeqpacketServerHandle | undefined;
 
   private constructor(handle: RawSeqpacketServerHandle, path: string, mode: number) {
-    this.#handle = handle;
-    this.path = path;
+    super(handle, path, 'seqpacket server');
     this.mode = mode;
   }
 
@@ -38,11 +34,6 @@ export class SeqpacketServer implements Disposable {
     return new SeqpacketServer(new native.SeqpacketServerHandle(path, mode, backlog), path, mode);
   }
 
-  /** closed tells whether close() was called. */
-  get closed(): boolean {
-    return this.#handle === undefined;
-  }
-
   /**
    * accept resolves the next connection, with its peer's credentials. Rejects with InvalidArgumentError for bad
    * options, a PodnetSystemError with syscall `accept4` (`ETIMEDOUT` at the deadline, `EMFILE`, ...), and
@@ -52,30 +43,7 @@ export class SeqpacketServer implements Disposable {
     const caller = new Error('accept');
     const opts = checkOptions<SeqpacketAcceptOptions>('options', options);
     const timeoutMs = checkTimeout('options.timeoutMs', opts.timeoutMs);
-    if (!this.#handle) throw unixClosedError('seqpacket server', this.path);
-    const handle = await withCallerStack(this.#handle.accept(timeoutMs), caller);
+    const handle = await withCallerStack(this.liveHandle().accept(timeoutMs), caller);
     return socketFromHandle(handle, this.path);
-  }
-
-  /**
-   * close stops listening: pending accepts reject with `ERR_UNIX_CLOSED`, and the socket file is removed if it is
-   * still the one this server made (same device and inode). Connections already accepted stay open. Calling it
-   * again does nothing.
-   */
-  close(): void {
-    const handle = this.#handle;
-    if (!handle) return;
-    this.#handle = undefined;
-    handle.close();
-  }
-
-  /** Symbol.dispose is close(), for `using`. */
-  [Symbol.dispose](): void {
-    this.close();
-  }
-
-  /** toString names the socket file. */
-  toString(): string {
-    return `SeqpacketServer(${this.path})`;
   }
 }

@@ -2,7 +2,7 @@
 import { withCallerStack } from '../errors.js';
 import { native, type RawSeqpacketSocketHandle } from '../native.js';
 import { checkInteger, checkOptions } from '../validate.js';
-import { unixClosedError } from './errors.js';
+import { UnixEndpoint } from './endpoint.js';
 import {
   checkData,
   checkFds,
@@ -43,23 +43,20 @@ let live: (socket: SeqpacketSocket) => RawSeqpacketSocketHandle;
  * Waiting is event-driven on the libuv loop (no threads); a pending operation keeps the process alive, an idle
  * socket does not. close() it (or `using` it); one dropped unclosed is closed when collected.
  */
-export class SeqpacketSocket implements Disposable {
-  /** path is the socket file: the one connected to, or for an accepted connection the server's. */
-  readonly path: string;
+export class SeqpacketSocket extends UnixEndpoint<RawSeqpacketSocketHandle> {
   /** peerCredentials are the peer's pid, uid and gid (SO_PEERCRED), read when the connection was made. */
   readonly peerCredentials: PeerCredentials;
-  #handle: RawSeqpacketSocketHandle | undefined;
   /** Set once receive() resolved the end of the stream: later calls resolve null without reading. */
   #ended = false;
 
   static {
     wrap = (handle, path) => new SeqpacketSocket(handle, path);
-    live = (socket) => socket.#live();
+    live = (socket) => socket.liveHandle();
   }
 
   private constructor(handle: RawSeqpacketSocketHandle, path: string) {
-    this.#handle = handle;
-    this.path = path;
+    // path is the socket file: the one connected to, or for an accepted connection the server's.
+    super(handle, path, 'seqpacket socket');
     // Read by the addon at connect and accept, before any handle reaches here.
     this.peerCredentials = Object.freeze(handle.peerCredentials()!);
   }
@@ -85,11 +82,6 @@ export class SeqpacketSocket implements Disposable {
     return wrap(handle, path);
   }
 
-  /** closed tells whether close() was called. */
-  get closed(): boolean {
-    return this.#handle === undefined;
-  }
-
   /**
    * send sends data (1..65536 bytes) as one message with options.fds attached. The fds stay the caller's (they are
    * duplicated if the message has to wait, so they may be closed once send() returned). Rejects with
@@ -103,7 +95,7 @@ export class SeqpacketSocket implements Disposable {
     const opts = checkOptions<SeqpacketSendOptions>('options', options);
     const fds = checkFds('options.fds', opts.fds);
     const timeoutMs = checkTimeout('options.timeoutMs', opts.timeoutMs);
-    return withCallerStack(this.#live().send(bytes, fds, timeoutMs), caller);
+    return withCallerStack(this.liveHandle().send(bytes, fds, timeoutMs), caller);
   }
 
   /**
@@ -120,38 +112,13 @@ export class SeqpacketSocket implements Disposable {
     const maxBytes = opts.maxBytes === undefined ? DEFAULT_MAX_BYTES : checkInteger('options.maxBytes', opts.maxBytes, 1, SEQPACKET_MAX_BYTES);
     const maxFds = opts.maxFds === undefined ? DEFAULT_MAX_FDS : checkInteger('options.maxFds', opts.maxFds, 0, native.unixConstants.maxFds);
     if (this.#ended) return null;
-    const raw = await withCallerStack(this.#live().receive(maxBytes, maxFds, timeoutMs), caller);
+    const raw = await withCallerStack(this.liveHandle().receive(maxBytes, maxFds, timeoutMs), caller);
     if (raw === null) {
       // The end is final: nothing read after it could be told apart from a new stream's.
       this.#ended = true;
       return null;
     }
     return { data: raw.data, fds: raw.fds.map(adoptReceivedFd) };
-  }
-
-  /**
-   * close closes the socket: pending sends and receives reject with `ERR_UNIX_CLOSED`. Calling it again does nothing.
-   */
-  close(): void {
-    const handle = this.#handle;
-    if (!handle) return;
-    this.#handle = undefined;
-    handle.close();
-  }
-
-  /** Symbol.dispose is close(), for `using`. */
-  [Symbol.dispose](): void {
-    this.close();
-  }
-
-  /** toString names the socket file. */
-  toString(): string {
-    return `SeqpacketSocket(${this.path})`;
-  }
-
-  #live(): RawSeqpacketSocketHandle {
-    if (!this.#handle) throw unixClosedError('seqpacket socket', this.path);
-    return this.#handle;
   }
 }
 

@@ -36,6 +36,16 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'Ipset add to a set that is not there (the set lookup re-raised as the add)',
+    expected: { operation: 'add', object: undefined, code: 'ENOENT', errno: -2 },
+    wrapped: true,
+    async run(w, o) {
+      const ipset = await w.ipset();
+      o.push(ipset);
+      return { err: await rejection(ipset.add('missing', IP)), netns: ipset.netns?.path };
+    },
+  },
+  {
     name: 'Rtnetlink addRoute of a route that is there',
     expected: { operation: 'addRoute', object: ROUTE, code: 'EEXIST', errno: -17 },
     wrapped: true,

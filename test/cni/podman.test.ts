@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { NodeNetwork } from '../../lib/agent/node-network.js';
+import { NodeNetwork } from '../../lib/index.js';
 import { installCniPlugin } from '../../lib/cni/install.js';
 import { CniServer, type CniRequest } from '../../lib/cni/server.js';
 import { ZtunnelServer } from '../../lib/proxy/ztunnel-server.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { CniServer, type CniAttachment, type CniRequest } from '../../../lib/cni/index.js';
-import { NodeNetwork, type PodInfo } from '../../../lib/agent/node-network.js';
+import { NodeNetwork, type PodInfo } from '../../../lib/index.js';
 import { ZtunnelServer } from '../../../lib/proxy/ztunnel-server.js';
 import { runInNetns } from '../../../lib/spawn.js';
 import { TestNetns } from '../../helpers/netns.js';
