@@ -2,7 +2,7 @@
  * Fault injection for tests of podnet's netlink engine: a scripted error for the next (matching) request, a lost
  * reply, or a truncated datagram. Each fault fires once, in the order it was added.
  */
-import type { KernelFault, MatcherShape } from '../netlink-kernel/fault-injection.js';
+import { type MatcherShape, numberOf } from '../netlink-kernel/fault-injection.js';
 import { IPSET_CMD } from './constants.js';
 
 /** IpsetCommandName names an ipset command in fault matchers. */
@@ -16,9 +16,6 @@ export interface FaultMatch {
   set?: string;
 }
 
-/** Fault is one scheduled fault. */
-export type Fault = KernelFault<FaultMatch>;
-
 /** What the fault queue needs to know about a request message. */
 export interface RequestInfo {
   cmd: number;
@@ -27,8 +24,7 @@ export interface RequestInfo {
 
 /** commandNumber maps a command name to IPSET_CMD_*; undefined for a name that is not a command. */
 export function commandNumber(name: IpsetCommandName): number | undefined {
-  const key = name.toUpperCase();
-  return key !== 'NONE' && Object.hasOwn(IPSET_CMD, key) ? IPSET_CMD[key as keyof typeof IPSET_CMD] : undefined;
+  return name.toUpperCase() === 'NONE' ? undefined : numberOf(IPSET_CMD, name);
 }
 
 /** IPSET_MATCHER is the shape of FaultMatch, for checkFaultMatch. */

@@ -4,7 +4,7 @@
  * datagram. Each fault fires once, in the order it was added.
  */
 import { type NlMsg, parseAttrs } from '../netlink-kernel/codec.js';
-import type { KernelFault, MatcherShape } from '../netlink-kernel/fault-injection.js';
+import { type MatcherShape, numberOf } from '../netlink-kernel/fault-injection.js';
 import { NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES, NFT_MSG, NLMSG_HDRLEN } from './constants.js';
 import { nameOf } from './request.js';
 
@@ -19,9 +19,6 @@ export interface NftFaultMatch {
   table?: string;
 }
 
-/** NftFault is one scheduled fault. */
-export type NftFault = KernelFault<NftFaultMatch>;
-
 /** MessageInfo is what matchers look at in a message. */
 export interface MessageInfo {
   cmd: number;
@@ -30,8 +27,7 @@ export interface MessageInfo {
 
 /** messageNumber maps a message name to NFT_MSG_*; undefined for a name that is not a message. */
 export function messageNumber(name: string): number | undefined {
-  const key = name.toUpperCase();
-  return Object.hasOwn(NFT_MSG, key) ? NFT_MSG[key as keyof typeof NFT_MSG] : undefined;
+  return numberOf(NFT_MSG, name);
 }
 
 /** describe reads what matchers look at: the message type and the table it names (attribute 1 in every type). */

@@ -13,6 +13,12 @@ export type KernelFault<Match> =
   | { kind: 'drop'; match: Match }
   | { kind: 'truncate'; bytes: number | undefined; match: Match };
 
+/** numberOf looks a lower-case message or command name up in a table of kernel constants; undefined if absent. */
+export function numberOf(table: Readonly<Record<string, number>>, name: string): number | undefined {
+  const key = name.toUpperCase();
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 /**
  * MatcherShape describes a fault matcher of two optional fields: `name` holds a message or command name that `known`
  * accepts (`expected` says what it should be in the error), `about` holds the string naming what the message is about.
