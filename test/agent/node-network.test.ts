@@ -18,7 +18,7 @@ describePrivileged(
 
 // A lost ACK needs a fault injected into the host's kernel: fakes only. The kernel suites above prove the same
 // state (an entry the agent never learned of) pruned on the kernel.
-it('prunes the entry of an add whose ACK was lost, so the next pod on that IP is not refused (FakeNetlink)', async () => {
+it('prunes the entry of an add whose ACK was lost, so the next pod on that IP is not refused (FakeIpsetKernel)', async () => {
   const node = new FakeNode();
   const { ipset: defaultIpset, ...options } = await node.options();
   defaultIpset?.close();

@@ -1,4 +1,4 @@
-// ProbeSet behaviour, run against the kernel and against FakeNetlink: the shared ownership cases on ipset, plus what
+// ProbeSet behaviour, run against the kernel and against FakeIpsetKernel: the shared ownership cases on ipset, plus what
 // only ipset shows.
 import { expect, it } from 'vitest';
 

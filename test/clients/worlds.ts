@@ -1,7 +1,7 @@
 // The worlds the client contracts run in: the fakes (no root), or the kernel in a fresh namespace that cleanup()
 // deletes. A world can open several clients of a kind on the same state (one to act, one to check afterwards).
 import { Ipset, Nftables, Rtnetlink } from '../../lib/index.js';
-import { FakeNetlink, FakeNftables, FakeRtnetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel, FakeNftables, FakeRtnetlink } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 
 /** World is one place (fakes, or a namespace) and the clients opened on it. */
@@ -13,9 +13,9 @@ export interface World {
   cleanup(): void;
 }
 
-/** fakeWorld is one FakeNetlink, FakeRtnetlink and FakeNftables. */
+/** fakeWorld is one FakeIpsetKernel, FakeRtnetlink and FakeNftables. */
 export function fakeWorld(): World {
-  const ipset = new FakeNetlink();
+  const ipset = new FakeIpsetKernel();
   const rtnetlink = new FakeRtnetlink();
   const nftables = new FakeNftables();
   return {

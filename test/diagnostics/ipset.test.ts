@@ -1,9 +1,9 @@
-// podnet:ipset:request on FakeNetlink: one message per request the client sends, with what it was about, its send
+// podnet:ipset:request on FakeIpsetKernel: one message per request the client sends, with what it was about, its send
 // path, the entries it carried, and its outcome as the error's code.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { DIAGNOSTICS_CHANNELS, Ipset, IpsetError, type IpsetRequestMessage } from '../../lib/index.js';
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { expectTiming, record, type Recorder } from './recorder.js';
 
 const SET = { type: 'hash:ip', family: 'inet', comment: true } as const;
@@ -15,11 +15,11 @@ function about(m: IpsetRequestMessage) {
 
 describe('podnet:ipset:request', () => {
   let ipset: Ipset;
-  let fake: FakeNetlink;
+  let fake: FakeIpsetKernel;
   let rec: Recorder<'podnet:ipset:request'>;
 
   beforeEach(async () => {
-    fake = new FakeNetlink();
+    fake = new FakeIpsetKernel();
     ipset = await Ipset.open({ netlink: fake });
     await ipset.create('s', SET);
     rec = record(DIAGNOSTICS_CHANNELS.ipsetRequest);

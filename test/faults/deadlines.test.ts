@@ -35,7 +35,7 @@ import {
 import { ProxyError } from '../../lib/proxy/errors.js';
 import { ZtunnelServer } from '../../lib/proxy/ztunnel-server.js';
 import { decodeRequest, encodeAck, encodeHello } from '../../lib/proxy/zds-messages.js';
-import { FakeNetlink, FakeRtnetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel, FakeRtnetlink } from '../../lib/testing/index.js';
 import type { FaultMatch } from '../../lib/testing/fake-ipset/faults.js';
 import type { RtnetlinkFaultMatch } from '../../lib/testing/fake-rtnetlink/faults.js';
 import { TestNetns } from '../helpers/netns.js';
@@ -93,8 +93,8 @@ const IPSET_CASES: IpsetCase[] = [
 ];
 
 /** The same fresh state for every case: sets s (one entry) and t, their shapes known to the client. */
-async function ipsetWorld(): Promise<{ fake: FakeNetlink; ipset: Ipset }> {
-  const fake = new FakeNetlink();
+async function ipsetWorld(): Promise<{ fake: FakeIpsetKernel; ipset: Ipset }> {
+  const fake = new FakeIpsetKernel();
   const ipset = await Ipset.open({ netlink: fake, timeoutMs: 100 });
   await ipset.create('s', { type: 'hash:ip' });
   await ipset.create('t', { type: 'hash:ip' });
@@ -103,7 +103,7 @@ async function ipsetWorld(): Promise<{ fake: FakeNetlink; ipset: Ipset }> {
   return { fake, ipset };
 }
 
-describe('ipset deadlines: every kind of call with its reply lost (FakeNetlink)', () => {
+describe('ipset deadlines: every kind of call with its reply lost (FakeIpsetKernel)', () => {
   it.each(IPSET_CASES)('%s rejects with ETIMEDOUT, settles, and the client answers the next call', async (label, match, call) => {
     // What the call does when it succeeds, on a world of its own.
     const reference = await ipsetWorld();

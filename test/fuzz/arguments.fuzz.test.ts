@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { InvalidArgumentError, Ipset, Nftables, NodeNetwork, RuleSet, inpodRules, nftInpodRules, runInNetns } from '../../lib/index.js';
-import { FakeNetlink, FakeNftables, FakeNode } from '../../lib/testing/index.js';
+import { FakeIpsetKernel, FakeNftables, FakeNode } from '../../lib/testing/index.js';
 import { mulberry32 } from '../helpers/random.js';
 
 const ROUNDS = 150;
@@ -97,7 +97,7 @@ describe('argument fuzzing: holes and lone surrogates are refused by name and ch
   });
 
   it('ipset: entries with comments', async () => {
-    const netlink = new FakeNetlink();
+    const netlink = new FakeIpsetKernel();
     const ipset = await Ipset.open({ netlink });
     try {
       await ipset.create('probes', { type: 'hash:ip', family: 'inet', comment: true });

@@ -1,4 +1,4 @@
-// MutatingPeer: a NetlinkPeer that wraps another (FakeNetlink, FakeRtnetlink) and, while armed with a seeded
+// MutatingPeer: a NetlinkPeer that wraps another (FakeIpsetKernel, FakeRtnetlink) and, while armed with a seeded
 // generator, mutates the reply datagrams it passes back: bit flips, truncation (inside nlmsghdr and attribute
 // headers too), bad nlmsg_len / nla_len, wrong seq and pid, NLMSG_ERROR with any errno, early NLMSG_DONE, garbage,
 // dropped, duplicated, reordered, concatenated and split datagrams. Every mutation is recorded, so a finding names

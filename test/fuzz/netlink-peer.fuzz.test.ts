@@ -1,5 +1,5 @@
 // JS-level fuzzing of the netlink engine and its codecs: every public Ipset and Rtnetlink operation, sync and
-// async, driven through a MutatingPeer that corrupts FakeNetlink's and FakeRtnetlink's replies. Run against the
+// async, driven through a MutatingPeer that corrupts FakeIpsetKernel's and FakeRtnetlink's replies. Run against the
 // sanitizer build with `npm run fuzz:js` (and by `npm run test:asan` with everything else); `npm test` runs a
 // bounded pass.
 //
@@ -31,7 +31,7 @@ import { Ipset, Rtnetlink, type IpsetEntry } from '../../lib/index.js';
 import type { IpsetBatchResult, IpsetHeader, IpsetListedEntry } from '../../lib/ipset/types.js';
 import { native } from '../../lib/native.js';
 import type { Address, Link, Route, RoutingRule, RouteSpec, RoutingRuleSpec } from '../../lib/rtnetlink/types.js';
-import { FakeNetlink, FakeRtnetlink, type FakeSetSnapshot } from '../../lib/testing/index.js';
+import { FakeIpsetKernel, FakeRtnetlink, type FakeSetSnapshot } from '../../lib/testing/index.js';
 import { mulberry32 } from '../helpers/random.js';
 import { MutatingPeer, ipsetLayout, rtnetlinkLayout, type Mutation } from './mutating-peer.js';
 
@@ -400,7 +400,7 @@ function summary(name: string, seed: number, s: Stats): string {
 // ipset
 
 interface IpsetWorld extends World {
-  fake: FakeNetlink;
+  fake: FakeIpsetKernel;
   ipset: Ipset;
 }
 
@@ -458,7 +458,7 @@ function checkListing(v: unknown): void {
 const ipsetTarget: Target<IpsetWorld> = {
   name: 'ipset',
   async setup(rand) {
-    const fake = new FakeNetlink({ now: () => 1_700_000_000_000, dumpPageSize: 256 + int(rand, 2048), seed: 1 + int(rand, 1000) });
+    const fake = new FakeIpsetKernel({ now: () => 1_700_000_000_000, dumpPageSize: 256 + int(rand, 2048), seed: 1 + int(rand, 1000) });
     const peer = new MutatingPeer(fake, ipsetLayout);
     const ipset = await Ipset.open({ netlink: peer, timeoutMs: TIMEOUT_MS });
     const w: IpsetWorld = { fake, peer, ipset, close: () => ipset.close() };

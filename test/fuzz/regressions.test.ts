@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { Ipset, Rtnetlink } from '../../lib/index.js';
 import type { NetlinkPeer } from '../../lib/netlink/peer.js';
-import { FakeNetlink, FakeRtnetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel, FakeRtnetlink } from '../../lib/testing/index.js';
 import { rejection } from '../helpers/rejection.js';
 import { messageOffsets } from './mutating-peer.js';
 
@@ -96,7 +96,7 @@ describe('netlink fuzzer findings', () => {
   // as the first reply to the next request.
   it('an unparseable datagram left after a complete ipset answer does not fail the next request', async () => {
     for (const leftover of leftovers()) {
-      const peer = withLeftover(new FakeNetlink());
+      const peer = withLeftover(new FakeIpsetKernel());
       const ipset = await Ipset.open({ netlink: peer, timeoutMs: 100 });
       try {
         await ipset.create('s', { type: 'hash:ip' });
@@ -138,7 +138,7 @@ describe('netlink fuzzer findings', () => {
   // zeroed) and "entries(b): malformed value: entry ... cidr 176" (ipset seed 10 iteration 7102: a bit flipped in an
   // IPv6 entry's prefix). Both parsed, and podnet handed out a name and an entry it refuses as arguments.
   it('a dumped set name that is empty or past 31 bytes is a malformed reply, and the client answers the next call', async () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     const peer = editingNext(fake);
     const ipset = await Ipset.open({ netlink: peer, timeoutMs: 100 });
     try {
@@ -164,7 +164,7 @@ describe('netlink fuzzer findings', () => {
   });
 
   it('a dumped entry prefix of 0 or past its address bits is a malformed reply, and the client answers the next call', async () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     const peer = editingNext(fake);
     const ipset = await Ipset.open({ netlink: peer, timeoutMs: 100 });
     try {

@@ -4,14 +4,14 @@ import { describe, expect, it } from 'vitest';
 
 import { Ipset, PodnetError } from '../../lib/index.js';
 import { native } from '../../lib/native.js';
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 
 // A closed client, and the native *Sync fast path (a function bound to a frame, reaching the handle's session
 // without unwrapping the handle): close() must reach it too, re-entry must not mix up two calls' requests or
 // results, and what it cannot encode it refuses before sending anything.
 describe('a closed ipset client', () => {
   it('refuses every operation with ERR_IPSET_CLOSED and sends nothing', async () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     const ipset = await Ipset.open({ netlink: fake });
     await ipset.create('c', { type: 'hash:ip' });
     ipset.addSync('c', { ip: '10.0.0.1' });
@@ -25,7 +25,7 @@ describe('a closed ipset client', () => {
 
 describe('a client closed from inside its own sync add', () => {
   it('finishes the add on the session it started with (no use after free), then refuses the next', async () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     let closeDuringNext = false;
     let ipset: Ipset | undefined;
     // A peer runs on the JS thread inside the operation; closing there empties the handle under the running add.
@@ -57,7 +57,7 @@ describe('a sync add re-entered from inside its own exchange', () => {
   // made from (another set, another entry, another command) and must then be refused, not wait forever on the
   // session its own thread holds; the outer call must still send what it was called with and report its own result.
   it('refuses the nested call with ERR_IPSET_REENTERED; the outer call is untouched by it', async () => {
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     let nested: (() => void) | undefined;
     const nestedErrors: unknown[] = [];
     const peer = {
@@ -121,7 +121,7 @@ describe('native sync channel', () => {
 
   function channelOnFake() {
     const requests: Uint8Array[] = [];
-    const fake = new FakeNetlink();
+    const fake = new FakeIpsetKernel();
     const handle = new native.IpsetHandle(-1, 1000, (req) => (requests.push(req), fake.exchange(req)));
     return { handle, requests };
   }

@@ -1,5 +1,5 @@
 // The ipset contract: one suite, run against the real kernel (in a fresh
-// namespace) and against FakeNetlink. Whatever a fake answers here, the
+// namespace) and against FakeIpsetKernel. Whatever a fake answers here, the
 // kernel answered first.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 

@@ -1,10 +1,10 @@
-// Random operation sequences replayed on the real kernel and on FakeNetlink:
+// Random operation sequences replayed on the real kernel and on FakeIpsetKernel:
 // every operation must have the same outcome on both, and the final dumps
 // must match. This is what makes the fake worth trusting.
 import { expect, it } from 'vitest';
 
 import { Ipset, type IpsetEntry, type IpsetListing } from '../../lib/index.js';
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { mulberry32 as rng } from '../helpers/random.js';
@@ -121,13 +121,13 @@ async function finalState(ipset: Ipset) {
 }
 
 describePrivileged(
-  'ipset differential: kernel vs FakeNetlink',
+  'ipset differential: kernel vs FakeIpsetKernel',
   () => {
     it.each([1, 2, 3, 4])('replays 600 random operations identically (seed %i)', async (seed) => {
       const ns = new TestNetns('diff');
       try {
         using kernel = await Ipset.open({ netns: ns.path });
-        using fake = await Ipset.open({ netlink: new FakeNetlink() });
+        using fake = await Ipset.open({ netlink: new FakeIpsetKernel() });
         const ops = makeOps(seed, 600);
         const codes = new Map<string, number>();
         for (const [i, op] of ops.entries()) {

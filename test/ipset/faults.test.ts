@@ -1,17 +1,17 @@
-// The netlink engine under faults, driven through FakeNetlink: a lost ACK, an
+// The netlink engine under faults, driven through FakeIpsetKernel: a lost ACK, an
 // injected error, a truncated reply. Each ends in a typed error, nothing
 // hangs, and the same client keeps working afterwards.
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { Ipset, IpsetError, PodnetSystemError } from '../../lib/index.js';
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 
-describe('ipset engine faults (FakeNetlink)', () => {
-  let fake: FakeNetlink;
+describe('ipset engine faults (FakeIpsetKernel)', () => {
+  let fake: FakeIpsetKernel;
   let ipset: Ipset;
 
   beforeEach(async () => {
-    fake = new FakeNetlink();
+    fake = new FakeIpsetKernel();
     ipset = await Ipset.open({ netlink: fake, timeoutMs: 100 });
     await ipset.create('s', { type: 'hash:ip', comment: true });
   });

@@ -6,14 +6,14 @@ import { describe, expect, it } from 'vitest';
 
 import { Ipset, PodnetSystemError } from '../../lib/index.js';
 import type { NetlinkPeer } from '../../lib/netlink/peer.js';
-import { FakeNetlink } from '../../lib/testing/index.js';
+import { FakeIpsetKernel } from '../../lib/testing/index.js';
 
 const NLMSG_ERROR = 2;
 const NLMSG_DONE = 3;
 
 /** A peer that rewrites the int after the header of every message of one type, once armed. */
 class CodePatcher implements NetlinkPeer {
-  readonly fake = new FakeNetlink();
+  readonly fake = new FakeIpsetKernel();
   armed: { type: number; code: number } | undefined;
 
   exchange(request: Uint8Array): Uint8Array[] {

@@ -2,6 +2,7 @@
  * The ipset command handlers of the fake kernel (ip_set_core.c): each request message gets the datagrams the kernel
  * would send for it — a data reply, a dump, an ACK or an error — with the same checks in the same order.
  */
+import { sameFields } from '../netlink-kernel/compare.js';
 import { AttrTable, type AttrList, type NlMsg, MsgWriter, parseAttrs, readBe16, readBe32, readNulString, readU8 } from '../netlink-kernel/codec.js';
 import {
   AF_INET,
@@ -407,14 +408,7 @@ function protocolFailed(attrs: AttrList): boolean {
  * against 6.18: re-creating an inet hash:ip as inet6 without EXCL succeeds and keeps the inet set).
  */
 function sameSet(a: SetState, b: SetState): boolean {
-  return (
-    a.type === b.type &&
-    a.maxelem === b.maxelem &&
-    a.timeout === b.timeout &&
-    a.counters === b.counters &&
-    a.comment === b.comment &&
-    a.skbinfo === b.skbinfo
-  );
+  return sameFields(a, b, ['type', 'maxelem', 'timeout', 'counters', 'comment', 'skbinfo']);
 }
 
 function roundPow2(n: number): number {

@@ -5,10 +5,11 @@
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { invalidType, invalidValue } from '../../validate.js';
 import { type NlMsg, parseAttrs, readNulString, splitMessages } from '../netlink-kernel/codec.js';
-import { type NetlinkKernelOptions, checkErrno, checkKernelOptions, checkTruncation, truncateFirst } from '../netlink-kernel/peer-options.js';
+import { FaultInjectingPeer } from '../netlink-kernel/fault-injection.js';
+import { type NetlinkKernelOptions, checkKernelOptions, truncateFirst } from '../netlink-kernel/peer-options.js';
 import { ATTR, NFGENMSG_LEN, NFNL_SUBSYS_IPSET, NLMSG_HDRLEN } from './constants.js';
 import { IpsetKernel, errorReply } from './commands.js';
-import { type FaultMatch, FaultQueue, commandNumber } from './faults.js';
+import { type FaultMatch, IPSET_MATCHER, type RequestInfo, matches } from './faults.js';
 import { type FakeIpsetSnapshot, setSnapshot } from './snapshot.js';
 
 /** FakeIpsetKernelOptions configure a FakeIpsetKernel; every field is optional. */
@@ -22,30 +23,17 @@ export interface FakeIpsetKernelOptions extends NetlinkKernelOptions {
   seed?: number;
 }
 
-function checkMatch(name: string, match: unknown): FaultMatch {
-  if (match === undefined) return {};
-  if (typeof match !== 'object' || match === null) throw invalidType(name, 'an object', match);
-  const m = match as FaultMatch;
-  if (m.command !== undefined) {
-    if (typeof m.command !== 'string' || commandNumber(m.command) === undefined) {
-      throw invalidValue(`${name}.command`, 'an ipset command name such as "add"', m.command);
-    }
-  }
-  if (m.set !== undefined && typeof m.set !== 'string') throw invalidType(`${name}.set`, 'a string', m.set);
-  return { ...m };
-}
-
 /**
  * FakeIpsetKernel implements NetlinkPeer with an in-memory ipset kernel: `exchange` takes the bytes of one sendmsg and
  * returns the datagrams recvmsg would return. State is inspected with `dump()`; faults are scheduled with
  * `failNext`, `dropNextReply` and `truncateNextReply`. The constructor throws InvalidArgumentError on bad options.
  */
-export class FakeIpsetKernel implements NetlinkPeer {
+export class FakeIpsetKernel extends FaultInjectingPeer<FaultMatch, RequestInfo> implements NetlinkPeer {
   readonly #kernel: IpsetKernel;
-  readonly #faults = new FaultQueue();
   readonly #now: () => number;
 
   constructor(options: FakeIpsetKernelOptions = {}) {
+    super(matches, IPSET_MATCHER, 0x7fffffff);
     if (typeof options !== 'object' || options === null) throw invalidType('options', 'an object', options);
     const now = options.now ?? Date.now;
     if (typeof now !== 'function') throw invalidType('options.now', 'a function', now);
@@ -66,7 +54,7 @@ export class FakeIpsetKernel implements NetlinkPeer {
   exchange(request: Uint8Array): Uint8Array[] {
     const out: Uint8Array[] = [];
     for (const msg of splitMessages(request)) {
-      const fault = this.#faults.take(describe(msg));
+      const fault = this.takeFault(describe(msg));
       if (fault?.kind === 'error') {
         out.push(errorReply(msg, this.#kernel.replyTo(msg), -Math.abs(fault.errno)));
         continue;
@@ -83,41 +71,6 @@ export class FakeIpsetKernel implements NetlinkPeer {
   dump(): FakeIpsetSnapshot {
     const now = this.#now();
     return Object.freeze({ sets: Object.freeze(this.#kernel.store.all().map((s) => setSnapshot(s, now))) });
-  }
-
-  /**
-   * failNext makes the next request (or the next one matching `match`) fail with `errno` (sign ignored; an errno
-   * such as 2 or an ipset code such as 4103) without touching state; the error reply is sent with or without ACK.
-   * Throws InvalidArgumentError on a bad errno or matcher.
-   */
-  failNext(errno: number, match?: FaultMatch): void {
-    this.#faults.add({ kind: 'error', errno: checkErrno('errno', errno, 0x7fffffff), match: checkMatch('match', match) });
-  }
-
-  /**
-   * dropNextReply applies the next (matching) request but loses every datagram it would answer with, like an ACK
-   * lost to a full receive buffer. Throws InvalidArgumentError on a bad matcher.
-   */
-  dropNextReply(match?: FaultMatch): void {
-    this.#faults.add({ kind: 'drop', match: checkMatch('match', match) });
-  }
-
-  /**
-   * truncateNextReply applies the next (matching) request and cuts its first reply datagram to `bytes` (default:
-   * half of it). Throws InvalidArgumentError on a bad length or matcher.
-   */
-  truncateNextReply(bytes?: number, match?: FaultMatch): void {
-    this.#faults.add({ kind: 'truncate', bytes: checkTruncation(bytes), match: checkMatch('match', match) });
-  }
-
-  /** pendingFaults is how many scheduled faults have not fired yet. */
-  get pendingFaults(): number {
-    return this.#faults.size;
-  }
-
-  /** clearFaults drops every scheduled fault. */
-  clearFaults(): void {
-    this.#faults.clear();
   }
 
   /**

@@ -2,7 +2,7 @@
  * Fault injection for tests of podnet's netlink engine: a scripted error for the next (matching) request, a lost
  * reply, or a truncated datagram. Each fault fires once, in the order it was added.
  */
-import { MatchingFaultQueue } from '../netlink-kernel/fault-queue.js';
+import { type MatcherShape, numberOf } from '../netlink-kernel/fault-injection.js';
 import { IPSET_CMD } from './constants.js';
 
 /** IpsetCommandName names an ipset command in fault matchers. */
@@ -16,12 +16,6 @@ export interface FaultMatch {
   set?: string;
 }
 
-/** Fault is one scheduled fault. */
-export type Fault =
-  | { kind: 'error'; errno: number; match: FaultMatch }
-  | { kind: 'drop'; match: FaultMatch }
-  | { kind: 'truncate'; bytes: number | undefined; match: FaultMatch };
-
 /** What the fault queue needs to know about a request message. */
 export interface RequestInfo {
   cmd: number;
@@ -30,18 +24,19 @@ export interface RequestInfo {
 
 /** commandNumber maps a command name to IPSET_CMD_*; undefined for a name that is not a command. */
 export function commandNumber(name: IpsetCommandName): number | undefined {
-  const key = name.toUpperCase();
-  return key !== 'NONE' && Object.hasOwn(IPSET_CMD, key) ? IPSET_CMD[key as keyof typeof IPSET_CMD] : undefined;
+  return name.toUpperCase() === 'NONE' ? undefined : numberOf(IPSET_CMD, name);
 }
 
-/** FaultQueue keeps pending faults and hands out the first one a request matches. */
-export class FaultQueue extends MatchingFaultQueue<Fault, FaultMatch, RequestInfo> {
-  constructor() {
-    super(matches);
-  }
-}
+/** IPSET_MATCHER is the shape of FaultMatch, for checkFaultMatch. */
+export const IPSET_MATCHER: MatcherShape = {
+  name: 'command',
+  known: (name) => commandNumber(name as IpsetCommandName) !== undefined,
+  expected: 'an ipset command name such as "add"',
+  about: 'set',
+};
 
-function matches(m: FaultMatch, req: RequestInfo): boolean {
+/** matches says whether request req is one that matcher m narrows a fault to. */
+export function matches(m: FaultMatch, req: RequestInfo): boolean {
   if (m.command !== undefined && commandNumber(m.command) !== req.cmd) return false;
   if (m.set !== undefined && m.set !== req.setName) return false;
   return true;

@@ -48,32 +48,22 @@ const EXTENSIONS: [number, Kind][] = [
   [D.SKBQUEUE, 'u16'],
 ];
 
+/** adtPolicy is the policy of a hash type's entries: the address every type takes, the type's own fields, then the extensions. */
+function adtPolicy(own: readonly [number, Kind][]): Policy {
+  return new Map<number, Kind>([[D.IP, 'nested'], [D.IP_TO, 'nested'], [D.CIDR, 'u8'], ...own, ...EXTENSIONS]);
+}
+
 /** ADT_POLICY_HASH_IP: what an entry of hash:ip may carry. */
-export const ADT_POLICY_HASH_IP: Policy = new Map<number, Kind>([
-  [D.IP, 'nested'],
-  [D.IP_TO, 'nested'],
-  [D.CIDR, 'u8'],
-  ...EXTENSIONS,
-]);
+export const ADT_POLICY_HASH_IP: Policy = adtPolicy([]);
 
 /** ADT_POLICY_HASH_NET: hash:net entries add CADT_FLAGS (nomatch). */
-export const ADT_POLICY_HASH_NET: Policy = new Map<number, Kind>([
-  [D.IP, 'nested'],
-  [D.IP_TO, 'nested'],
-  [D.CIDR, 'u8'],
-  [D.CADT_FLAGS, 'u32'],
-  ...EXTENSIONS,
-]);
+export const ADT_POLICY_HASH_NET: Policy = adtPolicy([[D.CADT_FLAGS, 'u32']]);
 
 /** ADT_POLICY_HASH_IPPORT: hash:ip,port entries add ports and the protocol. */
-export const ADT_POLICY_HASH_IPPORT: Policy = new Map<number, Kind>([
-  [D.IP, 'nested'],
-  [D.IP_TO, 'nested'],
-  [D.CIDR, 'u8'],
+export const ADT_POLICY_HASH_IPPORT: Policy = adtPolicy([
   [D.PORT, 'u16'],
   [D.PORT_TO, 'u16'],
   [D.PROTO, 'u8'],
-  ...EXTENSIONS,
 ]);
 
 /** What hash types accept at create time (hash:ip also takes NETMASK/BITMASK, which the fake rejects as unmodelled). */

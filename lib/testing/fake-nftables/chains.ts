@@ -8,9 +8,9 @@
 import type { Attr, AttrTable } from '../netlink-kernel/codec.js';
 import { CHAIN_TYPES, E, NFTA_CHAIN, NFTA_DEVICE_NAME, NFTA_HOOK, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
 import type { ChainObj, Draft, TableObj } from './model.js';
-import { type Request, be32, byHandle, byName, fail, nameOf, toDelete, udataOf } from './request.js';
+import { type Request, be32, byHandle, byName, fail, nameOf, udataOf } from './request.js';
 import { releaseRule } from './rules.js';
-import { lookupTable } from './tables.js';
+import { deleteTarget, lookupTable } from './tables.js';
 
 /** NF_IP_PRI_CONNTRACK: a nat chain must hook in after conntrack. */
 const PRI_CONNTRACK = -200;
@@ -134,12 +134,7 @@ export function newChain(draft: Draft, req: Request): void {
 }
 
 export function delChain(draft: Draft, req: Request): void {
-  const a = req.attrs;
-  const table = lookupTable(draft, req.family, a.get(NFTA_CHAIN.TABLE));
-  const nameAttr = a.get(NFTA_CHAIN.NAME);
-  const handleAttr = a.get(NFTA_CHAIN.HANDLE);
-  const chain = toDelete(table.chains, handleAttr, nameAttr);
-  const bad = nameAttr ?? handleAttr;
+  const { table, target: chain, bad } = deleteTarget(draft, req, NFTA_CHAIN, (t) => t.chains);
   // NLM_F_NONREC is refused before the attribute is looked at: no offset.
   if (req.msg.flags & NLM_F_NONREC && chain.rules.length + chain.refs > 0) fail(E.EBUSY);
   // The chain's own rules go with it; jumps from elsewhere keep it.

@@ -5,10 +5,11 @@
  * the kernel's codes. See the header of each file here for what it models and what it leaves out.
  */
 import { splitMessages } from '../netlink-kernel/codec.js';
-import { type NetlinkKernelOptions, checkErrno, checkKernelOptions, checkTruncation, truncateFirst } from '../netlink-kernel/peer-options.js';
+import { FaultInjectingPeer } from '../netlink-kernel/fault-injection.js';
+import { type NetlinkKernelOptions, checkKernelOptions, truncateFirst } from '../netlink-kernel/peer-options.js';
 import type { NetlinkPeer } from '../../netlink/peer.js';
 import { invalidType, invalidValue } from '../../validate.js';
-import { type NftFaultMatch, NftFaultQueue, describe, messageNumber } from './faults.js';
+import { type MessageInfo, NFT_MATCHER, type NftFaultMatch, describe, nftMatches } from './faults.js';
 import { NftKernel } from './kernel.js';
 import { emptyState } from './model.js';
 import { type FakeNftablesSnapshot, snapshot } from './snapshot.js';
@@ -27,17 +28,6 @@ export interface FakeNftablesOptions extends NetlinkKernelOptions {
   procName?: string;
 }
 
-function checkMatch(name: string, match: unknown): NftFaultMatch {
-  if (match === undefined) return {};
-  if (typeof match !== 'object' || match === null) throw invalidType(name, 'an object', match);
-  const m = match as NftFaultMatch;
-  if (m.message !== undefined && (typeof m.message !== 'string' || messageNumber(m.message) === undefined)) {
-    throw invalidValue(`${name}.message`, 'an nf_tables message name such as "newsetelem"', m.message);
-  }
-  if (m.table !== undefined && typeof m.table !== 'string') throw invalidType(`${name}.table`, 'a string', m.table);
-  return { ...m };
-}
-
 function checkUint(name: string, value: unknown, max: number): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) throw invalidValue(name, `an integer between 0 and ${max}`, value);
@@ -49,11 +39,11 @@ function checkUint(name: string, value: unknown, max: number): number | undefine
  * scheduled with `failNext`, `dropNextReply` and `truncateNextReply`. The constructor throws InvalidArgumentError on
  * bad options.
  */
-export class FakeNftables implements NetlinkPeer {
+export class FakeNftables extends FaultInjectingPeer<NftFaultMatch, MessageInfo> implements NetlinkPeer {
   readonly #kernel: NftKernel;
-  readonly #faults = new NftFaultQueue();
 
   constructor(options: FakeNftablesOptions = {}) {
+    super(nftMatches, NFT_MATCHER);
     if (typeof options !== 'object' || options === null) throw invalidType('options', 'an object', options);
     const { pageSize: page, portId } = checkKernelOptions(options);
     const procPid = checkUint('options.procPid', options.procPid, 0xffffffff) ?? process.pid;
@@ -71,13 +61,13 @@ export class FakeNftables implements NetlinkPeer {
     // Drops and truncations are decided per sendmsg, by its first matching message.
     for (const msg of splitMessages(request)) {
       const info = describe(msg);
-      const f = this.#faults.take(info, ['drop', 'truncate']);
+      const f = this.takeFault(info, ['drop', 'truncate']);
       if (f?.kind === 'drop') drop = true;
       if (f?.kind === 'truncate') truncate = f.bytes ?? null;
       if (f) break;
     }
     const replies = this.#kernel.handle(request, (msg) => {
-      const f = this.#faults.take(describe(msg), ['error']);
+      const f = this.takeFault(describe(msg), ['error']);
       return f?.kind === 'error' ? Math.abs(f.errno) : undefined;
     });
     if (drop) return [];
@@ -93,40 +83,5 @@ export class FakeNftables implements NetlinkPeer {
   /** genId is the current generation (what GETGEN answers). */
   get genId(): number {
     return this.#kernel.state.genId;
-  }
-
-  /**
-   * failNext makes the next message (or the next one matching `match`) fail with `errno` (sign ignored) without
-   * running it; in a batch the batch is then aborted, as for any refusal. Throws InvalidArgumentError on a bad errno
-   * or matcher.
-   */
-  failNext(errno: number, match?: NftFaultMatch): void {
-    this.#faults.add({ kind: 'error', errno: checkErrno('errno', errno), match: checkMatch('match', match) });
-  }
-
-  /**
-   * dropNextReply processes the next sendmsg holding a (matching) message but loses every datagram it answers with,
-   * like replies lost to a full receive buffer. Throws InvalidArgumentError on a bad matcher.
-   */
-  dropNextReply(match?: NftFaultMatch): void {
-    this.#faults.add({ kind: 'drop', match: checkMatch('match', match) });
-  }
-
-  /**
-   * truncateNextReply processes the next sendmsg holding a (matching) message and cuts its first reply datagram to
-   * `bytes` (default: half of it). Throws InvalidArgumentError on a bad length or matcher.
-   */
-  truncateNextReply(bytes?: number, match?: NftFaultMatch): void {
-    this.#faults.add({ kind: 'truncate', bytes: checkTruncation(bytes), match: checkMatch('match', match) });
-  }
-
-  /** pendingFaults is how many scheduled faults have not fired yet. */
-  get pendingFaults(): number {
-    return this.#faults.size;
-  }
-
-  /** clearFaults drops every scheduled fault. */
-  clearFaults(): void {
-    this.#faults.clear();
   }
 }

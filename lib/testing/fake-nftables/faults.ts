@@ -4,7 +4,7 @@
  * datagram. Each fault fires once, in the order it was added.
  */
 import { type NlMsg, parseAttrs } from '../netlink-kernel/codec.js';
-import { MatchingFaultQueue } from '../netlink-kernel/fault-queue.js';
+import { type MatcherShape, numberOf } from '../netlink-kernel/fault-injection.js';
 import { NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES, NFT_MSG, NLMSG_HDRLEN } from './constants.js';
 import { nameOf } from './request.js';
 
@@ -19,19 +19,15 @@ export interface NftFaultMatch {
   table?: string;
 }
 
-export type NftFault =
-  | { kind: 'error'; errno: number; match: NftFaultMatch }
-  | { kind: 'drop'; match: NftFaultMatch }
-  | { kind: 'truncate'; bytes: number | undefined; match: NftFaultMatch };
-
-interface MessageInfo {
+/** MessageInfo is what matchers look at in a message. */
+export interface MessageInfo {
   cmd: number;
   table: string | undefined;
 }
 
+/** messageNumber maps a message name to NFT_MSG_*; undefined for a name that is not a message. */
 export function messageNumber(name: string): number | undefined {
-  const key = name.toUpperCase();
-  return Object.hasOwn(NFT_MSG, key) ? NFT_MSG[key as keyof typeof NFT_MSG] : undefined;
+  return numberOf(NFT_MSG, name);
 }
 
 /** describe reads what matchers look at: the message type and the table it names (attribute 1 in every type). */
@@ -45,8 +41,15 @@ export function describe(msg: NlMsg): MessageInfo {
   }
 }
 
-export class NftFaultQueue extends MatchingFaultQueue<NftFault, NftFaultMatch, MessageInfo> {
-  constructor() {
-    super((m, req) => (m.message === undefined || messageNumber(m.message) === req.cmd) && (m.table === undefined || m.table === req.table));
-  }
+/** NFT_MATCHER is the shape of NftFaultMatch, for checkFaultMatch. */
+export const NFT_MATCHER: MatcherShape = {
+  name: 'message',
+  known: (name) => messageNumber(name) !== undefined,
+  expected: 'an nf_tables message name such as "newsetelem"',
+  about: 'table',
+};
+
+/** nftMatches says whether message req is one that matcher m narrows a fault to. */
+export function nftMatches(m: NftFaultMatch, req: MessageInfo): boolean {
+  return (m.message === undefined || messageNumber(m.message) === req.cmd) && (m.table === undefined || m.table === req.table);
 }

@@ -8,7 +8,7 @@ import { type ReplyTo, attrOffset } from '../netlink-kernel/replies.js';
 import { E, NFT_MSG, NFTA_CHAIN, NFTA_LIST_ELEM, NFTA_RULE, NFTA_SET, NFTA_SET_ELEM_LIST, NFTA_TABLE, NLM_F_APPEND, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE } from './constants.js';
 import { chainAttrs, elementAttr, elementsAttrs, genMessage, message, ruleAttrs, setAttrs, tableAttrs } from './fill.js';
 import type { State, TableObj } from './model.js';
-import { Failure, type Request, be64, fail, hex, nameOf, requiredName } from './request.js';
+import { Failure, type Request, be64, fail, hex, named, nameOf } from './request.js';
 import { parseElement } from './sets.js';
 
 export interface GetContext {
@@ -139,23 +139,17 @@ function single(ctx: GetContext, req: Request, msg: number): Uint8Array[] | GetA
     }
     case NFT_MSG.GETCHAIN: {
       const t = findTable(ctx, req, NFTA_CHAIN.TABLE);
-      const a = req.attrs.get(NFTA_CHAIN.NAME);
-      const c = t.chains.get(requiredName(a));
-      if (!c) fail(E.ENOENT, a);
+      const c = named(t.chains, req.attrs.get(NFTA_CHAIN.NAME));
       return [m(NFT_MSG.NEWCHAIN, t.family, chainAttrs(t, c))];
     }
     case NFT_MSG.GETSET: {
       const t = findTable(ctx, req, NFTA_SET.TABLE);
-      const a = req.attrs.get(NFTA_SET.NAME);
-      const s = t.sets.get(requiredName(a));
-      if (!s) fail(E.ENOENT, a);
+      const s = named(t.sets, req.attrs.get(NFTA_SET.NAME));
       return [m(NFT_MSG.NEWSET, t.family, setAttrs(t, s))];
     }
     case NFT_MSG.GETRULE: {
       const t = findTable(ctx, req, NFTA_RULE.TABLE);
-      const ca = req.attrs.get(NFTA_RULE.CHAIN);
-      const c = t.chains.get(requiredName(ca));
-      if (!c) fail(E.ENOENT, ca);
+      const c = named(t.chains, req.attrs.get(NFTA_RULE.CHAIN));
       const ha = req.attrs.get(NFTA_RULE.HANDLE);
       if (!ha) fail(E.EINVAL);
       const handle = be64(ha);
@@ -166,9 +160,7 @@ function single(ctx: GetContext, req: Request, msg: number): Uint8Array[] | GetA
     }
     case NFT_MSG.GETSETELEM: {
       const t = findTable(ctx, req, NFTA_SET_ELEM_LIST.TABLE);
-      const sa = req.attrs.get(NFTA_SET_ELEM_LIST.SET);
-      const s = t.sets.get(requiredName(sa));
-      if (!s) fail(E.ENOENT, sa);
+      const s = named(t.sets, req.attrs.get(NFTA_SET_ELEM_LIST.SET));
       const list = req.attrs.get(NFTA_SET_ELEM_LIST.ELEMENTS);
       if (!list) fail(E.EINVAL);
       const out: Uint8Array[] = [];

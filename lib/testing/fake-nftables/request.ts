@@ -51,6 +51,13 @@ export function requiredName(a: Attr | undefined): string {
   return name;
 }
 
+/** named returns what attribute a names in map: EINVAL when a is missing, ENOENT (pointing at a) when nothing has the name. */
+export function named<T>(map: ReadonlyMap<string, T>, a: Attr | undefined): T {
+  const found = map.get(requiredName(a));
+  if (!found) fail(E.ENOENT, a);
+  return found;
+}
+
 /** be32 reads a 4-byte big-endian attribute (NLA_U32 policy: ERANGE... EINVAL when shorter). */
 export function be32(a: Attr): number {
   if (a.len < 4) fail(E.EINVAL, a);

@@ -42,8 +42,8 @@ import {
 } from './constants.js';
 import type { Draft, SetObj, TableObj } from './model.js';
 import { attr, concat, u32 } from './fill.js';
-import { type Request, be32, fail, hex, nameOf, toDelete, udataOf } from './request.js';
-import { lookupTable } from './tables.js';
+import { type Request, be32, fail, hex, nameOf, udataOf } from './request.js';
+import { deleteTarget, lookupTable } from './tables.js';
 
 /** BatchIds is what one pass over a batch carries from message to message. */
 export interface BatchIds {
@@ -147,12 +147,8 @@ export function newSet(draft: Draft, req: Request, ids: BatchIds): void {
 }
 
 export function delSet(draft: Draft, req: Request): void {
-  const a = req.attrs;
-  const table = lookupTable(draft, req.family, a.get(NFTA_SET.TABLE));
-  const nameAttr = a.get(NFTA_SET.NAME);
-  const handleAttr = a.get(NFTA_SET.HANDLE);
-  const set = toDelete(table.sets, handleAttr, nameAttr);
-  if (set.use > 0 || (req.msg.flags & NLM_F_NONREC && set.elements.size > 0)) fail(E.EBUSY, nameAttr ?? handleAttr);
+  const { table, target: set, bad } = deleteTarget(draft, req, NFTA_SET, (t) => t.sets);
+  if (set.use > 0 || (req.msg.flags & NLM_F_NONREC && set.elements.size > 0)) fail(E.EBUSY, bad);
   const t = draft.mutableTable(table);
   t.sets.delete(set.name);
   draft.changed = true;

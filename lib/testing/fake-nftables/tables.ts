@@ -5,7 +5,7 @@
 import type { Attr } from '../netlink-kernel/codec.js';
 import { E, NFT_TABLE_F_MASK, NFT_TABLE_F_OWNER, NFTA_TABLE, NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE } from './constants.js';
 import type { Draft, TableObj } from './model.js';
-import { type Request, be32, be64, fail, nameOf, udataOf } from './request.js';
+import { type Request, be32, be64, fail, nameOf, toDelete, udataOf } from './request.js';
 
 /** lookupTable finds the table the attribute names: EINVAL without the attribute, ENOENT when there is none. */
 export function lookupTable(draft: Draft, family: number, attr: Attr | undefined): TableObj {
@@ -14,6 +14,29 @@ export function lookupTable(draft: Draft, family: number, attr: Attr | undefined
   const t = draft.table(family, name);
   if (!t) fail(E.ENOENT, attr);
   return t;
+}
+
+/** DeleteTarget is what a delete message names: its table, the object, and the attribute an error points at. */
+export interface DeleteTarget<T> {
+  table: TableObj;
+  target: T;
+  bad: Attr | undefined;
+}
+
+/**
+ * deleteTarget finds the table and the chain or set a delete message names (by handle, else by name); keys are the
+ * message's TABLE, NAME and HANDLE attribute types, objects picks the table's map to look in.
+ */
+export function deleteTarget<T extends { handle: bigint }>(
+  draft: Draft,
+  req: Request,
+  keys: { readonly TABLE: number; readonly NAME: number; readonly HANDLE: number },
+  objects: (t: TableObj) => ReadonlyMap<string, T>,
+): DeleteTarget<T> {
+  const table = lookupTable(draft, req.family, req.attrs.get(keys.TABLE));
+  const nameAttr = req.attrs.get(keys.NAME);
+  const handleAttr = req.attrs.get(keys.HANDLE);
+  return { table, target: toDelete(objects(table), handleAttr, nameAttr), bad: nameAttr ?? handleAttr };
 }
 
 export function newTable(draft: Draft, req: Request): void {

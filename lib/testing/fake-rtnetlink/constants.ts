@@ -105,6 +105,7 @@ export const RTA = {
   TABLE: 15,
   PREF: 20,
   ENCAP: 22,
+  EXPIRES: 23,
   VIA: 18,
   NH_ID: 30,
 } as const;

@@ -4,6 +4,7 @@
  * gateway and prefsrc checks make (through the policy rules once any IPv4 rule was changed, through the merged
  * local/main trie before).
  */
+import { sameFields } from '../netlink-kernel/compare.js';
 import { type KernelError, type MsgWriter, type NlMsg, fail, fromU32, readU32, u32, u32attr } from './codec.js';
 import {
   ERRNO,
@@ -50,18 +51,7 @@ const PROPS: readonly { error: number; scope: number }[] = [
 ];
 
 /** Cfg4 is fib_config: one request's fields after rtm_to_fib_config. */
-export interface Cfg4 {
-  table: number;
-  key: number;
-  len: number;
-  tos: number;
-  type: number;
-  scope: number;
-  protocol: number;
-  prefsrc: number;
-  oif: number;
-  gw: number;
-  priority: number;
+export interface Cfg4 extends Pick<Route4, 'table' | 'key' | 'len' | 'tos' | 'type' | 'scope' | 'protocol' | 'prefsrc' | 'oif' | 'gw' | 'priority'> {
   rtmFlags: number;
   nlFlags: number;
 }
@@ -268,17 +258,7 @@ function validPrefsrc(state: NetnsState, cfg: Cfg4): boolean {
 /** sameInfo is fib_find_info's identity of two routes' fib_info plus the alias type. */
 function sameInfo(a: Route4, b: Route4): boolean {
   const cmp = ~(RTNH_F_DEAD | RTNH_F_LINKDOWN | RTNH_F_OFFLOAD | RTNH_F_TRAP);
-  return (
-    a.type === b.type &&
-    a.protocol === b.protocol &&
-    a.scope === b.scope &&
-    a.prefsrc === b.prefsrc &&
-    a.priority === b.priority &&
-    ((a.fibFlags ^ b.fibFlags) & cmp) === 0 &&
-    a.oif === b.oif &&
-    a.gw === b.gw &&
-    a.nhFlags === b.nhFlags
-  );
+  return ((a.fibFlags ^ b.fibFlags) & cmp) === 0 && sameFields(a, b, ['type', 'protocol', 'scope', 'prefsrc', 'priority', 'oif', 'gw', 'nhFlags']);
 }
 
 /** findAlias is fib_find_alias: the index of the first alias at or after which (tos, priority) belongs. */
@@ -337,13 +317,18 @@ export function insert4(t: Table4, r: Route4, nlFlags: number): KernelError | un
   return undefined;
 }
 
-/** newRoute4 handles RTM_NEWROUTE for AF_INET; a valid prefix creates the table even when the route is then refused. */
-export function newRoute4(state: NetnsState, msg: NlMsg): KernelError | undefined {
+/** parseKeyed4 is parseCfg4 followed by the check that the prefix has no bits past its length. */
+function parseKeyed4(msg: NlMsg): Cfg4 | KernelError {
   const cfg = parseCfg4(msg);
   if ('errno' in cfg) return cfg;
+  return validKey(cfg.key, cfg.len) ?? cfg;
+}
+
+/** newRoute4 handles RTM_NEWROUTE for AF_INET; a valid prefix creates the table even when the route is then refused. */
+export function newRoute4(state: NetnsState, msg: NlMsg): KernelError | undefined {
   // The prefix is checked before the table is made; everything after that leaves the (new, empty) table behind.
-  const bad = validKey(cfg.key, cfg.len);
-  if (bad) return bad;
+  const cfg = parseKeyed4(msg);
+  if ('errno' in cfg) return cfg;
   const t = state.table4(cfg.table);
   const route = createInfo(state, cfg, t.id);
   if ('errno' in route) return route;
@@ -352,10 +337,8 @@ export function newRoute4(state: NetnsState, msg: NlMsg): KernelError | undefine
 
 /** delRoute4 handles RTM_DELROUTE for AF_INET: unset fields match anything, set ones must be equal. */
 export function delRoute4(state: NetnsState, msg: NlMsg): KernelError | undefined {
-  const cfg = parseCfg4(msg);
+  const cfg = parseKeyed4(msg);
   if ('errno' in cfg) return cfg;
-  const bad = validKey(cfg.key, cfg.len);
-  if (bad) return bad;
   const t = state.findTable4(cfg.table);
   if (!t) return fail(ERRNO.ESRCH, 'FIB table does not exist');
   return remove4(t, cfg);

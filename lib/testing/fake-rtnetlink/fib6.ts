@@ -34,6 +34,7 @@ import {
   RTNH_F_ONLINK,
   RTPROT_BOOT,
 } from './constants.js';
+import { namedConstants } from '../netlink-kernel/constants.js';
 import { type NetnsState, type Route6, type Table6, compareNodes, nodeKey } from './model.js';
 import { parseRequest } from './policy.js';
 import { lookupRules } from './rules.js';
@@ -56,15 +57,7 @@ export interface Cfg6 {
 }
 
 // Attributes the kernel accepts on IPv6 routes that the fake does not model; a request that sets one is refused.
-const UNMODELLED: readonly [number, string][] = [
-  [RTA.SRC, 'RTA_SRC'],
-  [RTA.METRICS, 'RTA_METRICS'],
-  [RTA.MULTIPATH, 'RTA_MULTIPATH'],
-  [RTA.ENCAP, 'RTA_ENCAP'],
-  [RTA.NH_ID, 'RTA_NH_ID'],
-  [RTA.PREF, 'RTA_PREF'],
-  [23, 'RTA_EXPIRES'],
-];
+const UNMODELLED = namedConstants('RTA', RTA, ['SRC', 'METRICS', 'MULTIPATH', 'ENCAP', 'NH_ID', 'PREF', 'EXPIRES']);
 
 /** parseCfg6 is rtm_to_fib6_config. */
 export function parseCfg6(msg: NlMsg): Cfg6 | KernelError {

@@ -35,6 +35,7 @@ import {
   RTMSG_LEN,
   RTPROT_KERNEL,
 } from './constants.js';
+import { namedConstants } from '../netlink-kernel/constants.js';
 import type { NetnsState, Rule } from './model.js';
 import { parseRequest } from './policy.js';
 
@@ -83,15 +84,7 @@ export function defaultRules(family: 4 | 6): Rule[] {
 }
 
 // Attributes the kernel keeps in a rule but the fake does not model; a request that sets one is refused.
-const UNMODELLED: readonly [number, string][] = [
-  [FRA.TUN_ID, 'FRA_TUN_ID'],
-  [FRA.L3MDEV, 'FRA_L3MDEV'],
-  [FRA.UID_RANGE, 'FRA_UID_RANGE'],
-  [FRA.SPORT_RANGE, 'FRA_SPORT_RANGE'],
-  [FRA.DPORT_RANGE, 'FRA_DPORT_RANGE'],
-  [FRA.DSCP, 'FRA_DSCP'],
-  [FRA.FLOW, 'FRA_FLOW'],
-];
+const UNMODELLED = namedConstants('FRA', FRA, ['TUN_ID', 'L3MDEV', 'UID_RANGE', 'SPORT_RANGE', 'DPORT_RANGE', 'DSCP', 'FLOW']);
 
 interface Parsed {
   rule: Rule;

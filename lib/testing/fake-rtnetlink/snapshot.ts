@@ -2,7 +2,7 @@
  * Read-only snapshots of the fake namespace for assertions: plain frozen objects in the order a dump lists them,
  * numbers as the kernel stores them (RTN_*, RT_SCOPE_*, RTPROT_*, FR_ACT_*), never the live model.
  */
-import { formatAddr, fromU32 } from './codec.js';
+import { type AddrBytes, formatAddr, fromU32 } from './codec.js';
 import { IFA_F_SECONDARY } from './constants.js';
 import { routes4 } from './fib4.js';
 import { routes6 } from './fib6.js';
@@ -121,6 +121,36 @@ export interface FakeRtnetlinkSnapshot {
   readonly rules: readonly FakeRuleSnapshot[];
 }
 
+/** RouteFields are the fields of a route its snapshot shows as they are. */
+interface RouteFields {
+  table: number;
+  len: number;
+  type: number;
+  scope: number;
+  protocol: number;
+  priority: number;
+  tos: number;
+  oif: number;
+}
+
+/** routeSnapshot is the snapshot of one route, its addresses given as bytes (gateway and prefsrc undefined if unset). */
+function routeSnapshot(family: 4 | 6, r: RouteFields, dst: AddrBytes, gw: AddrBytes | undefined, prefsrc: AddrBytes | undefined): FakeRouteSnapshot {
+  return strip({
+    family,
+    table: r.table,
+    dst: formatAddr(dst),
+    dstLength: r.len,
+    type: r.type,
+    scope: r.scope,
+    protocol: r.protocol,
+    priority: r.priority,
+    tos: r.tos,
+    oif: r.oif || undefined,
+    gateway: gw ? formatAddr(gw) : undefined,
+    prefsrc: prefsrc ? formatAddr(prefsrc) : undefined,
+  });
+}
+
 /** macText renders a link-layer address. */
 export function macText(a: Uint8Array): string {
   return [...a].map((b) => b.toString(16).padStart(2, '0')).join(':');
@@ -167,42 +197,13 @@ export function snapshot(s: NetnsState): FakeRtnetlinkSnapshot {
   const routes: FakeRouteSnapshot[] = [];
   for (const t of dumpOrder(s.tables4)) {
     for (const r of routes4(t)) {
-      routes.push(
-        strip({
-          family: 4 as const,
-          table: r.table,
-          dst: formatAddr(fromU32(r.key)),
-          dstLength: r.len,
-          type: r.type,
-          scope: r.scope,
-          protocol: r.protocol,
-          priority: r.priority,
-          tos: r.tos,
-          oif: r.oif || undefined,
-          gateway: r.gw ? formatAddr(fromU32(r.gw)) : undefined,
-          prefsrc: r.prefsrc ? formatAddr(fromU32(r.prefsrc)) : undefined,
-        }),
-      );
+      const at = (a: number) => (a ? fromU32(a) : undefined);
+      routes.push(routeSnapshot(4, r, fromU32(r.key), at(r.gw), at(r.prefsrc)));
     }
   }
   for (const t of dumpOrder(s.tables6)) {
     for (const r of routes6(t)) {
-      routes.push(
-        strip({
-          family: 6 as const,
-          table: r.table,
-          dst: formatAddr(r.dst),
-          dstLength: r.len,
-          type: r.type,
-          scope: 0,
-          protocol: r.protocol,
-          priority: r.metric,
-          tos: 0,
-          oif: r.oif || undefined,
-          gateway: r.gw ? formatAddr(r.gw) : undefined,
-          prefsrc: r.prefsrc ? formatAddr(r.prefsrc) : undefined,
-        }),
-      );
+      routes.push(routeSnapshot(6, { ...r, scope: 0, priority: r.metric, tos: 0 }, r.dst, r.gw, r.prefsrc));
     }
   }
   const rules = [...s.rules[4], ...s.rules[6]].map((r) =>

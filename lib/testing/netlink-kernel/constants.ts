@@ -45,3 +45,11 @@ export const AF_INET6 = 10;
  * 32 KiB or more.
  */
 export const DEFAULT_DUMP_PAGE = 32448;
+
+/**
+ * namedConstants pairs each of keys with its value in table and its kernel name (prefix_KEY), for the lists of
+ * attributes a fake refuses by name.
+ */
+export function namedConstants<K extends string>(prefix: string, table: Readonly<Record<K, number>>, keys: readonly K[]): readonly [number, string][] {
+  return keys.map((k) => [table[k], `${prefix}_${k}`]);
+}
