@@ -94,7 +94,10 @@ export abstract class FaultInjectingPeer<Match extends object, Request> {
     this.#faults.clear();
   }
 
-  /** takeFault removes and returns the first pending fault (of one of kinds, when given) that request matches. */
+  /**
+   * takeFault removes and returns the first pending fault (of one of kinds, when given) that request matches.
+   * @internal
+   */
   protected takeFault(request: Request, kinds?: readonly KernelFault<Match>['kind'][]): KernelFault<Match> | undefined {
     return this.#faults.take(request, kinds);
   }
