@@ -1,24 +1,13 @@
 // The preflight is a step NodeNetwork is given: a NodePreflight function runs in its place, with the configuration
 // it is asked about; the agent layer's own class, with nothing wired in, runs only such a function.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { NodeNetwork as AgentNodeNetwork } from '../../lib/agent/node-network.js';
-import { AgentError, NodeNetwork, type NodeNetworkOptions, type NodePreflightRequest } from '../../lib/index.js';
-import { FakeNode } from '../../lib/testing/index.js';
+import { AgentError, NodeNetwork, type NodePreflightRequest } from '../../lib/index.js';
+import { fakeAgentParts } from '../helpers/fake-agent.js';
 
 describe('NodeNetwork preflight as an injected step', () => {
-  const cleanup: (() => Promise<void> | void)[] = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
-
-  async function fakeOptions(): Promise<{ node: FakeNode; options: NodeNetworkOptions }> {
-    const node = new FakeNode();
-    cleanup.push(() => node.close());
-    const options = await node.options();
-    cleanup.push(() => options.ipset?.close());
-    return { node, options };
-  }
+  const fakeOptions = fakeAgentParts();
 
   it.each([
     { name: 'iptables', extra: {}, request: { backend: 'iptables', ipv6: false, hostProcRoot: '/proc' } },

@@ -1,12 +1,12 @@
 // Every client's kernel refusals are KernelErrors with one context shape, on the kernel and on the fakes: the
 // operation, what it was about, the client's namespace, Node's errno and syscall; an error a client re-raises with
 // the caller's context keeps the kernel's own as its cause.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { KernelError, type NftTableRef, type RouteSpec } from '../../lib/index.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { rejection } from '../helpers/rejection.js';
-import { type World, fakeWorld, kernelWorld } from './worlds.js';
+import { type World, fakeWorld, kernelWorld, worldPerTest } from './worlds.js';
 
 const T: NftTableRef = { family: 'inet', name: 'podnet-ctx' };
 const ROUTE: RouteSpec = { dst: '10.9.0.0', dstLength: 16, table: 100, type: 'blackhole' };
@@ -71,19 +71,10 @@ const cases: Case[] = [
 ];
 
 function contextContract(makeWorld: () => World): void {
-  let world: World;
-  let opened: { close(): void }[];
-  beforeEach(() => {
-    world = makeWorld();
-    opened = [];
-  });
-  afterEach(() => {
-    for (const client of opened) client.close();
-    world.cleanup();
-  });
+  const each = worldPerTest(makeWorld);
 
   it.each(cases.map((c) => [c.name, c] as const))('%s', async (_, c) => {
-    const { err, netns } = await c.run(world, opened);
+    const { err, netns } = await c.run(each.world, each.opened);
     expect(err).toBeInstanceOf(KernelError);
     expect(err).toMatchObject({ ...c.expected, syscall: 'sendmsg', netns });
     const cause = (err as Error).cause;

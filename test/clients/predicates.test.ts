@@ -3,12 +3,12 @@
 // batch planned at an older nf_tables generation is isGenerationChanged (and no other; only Nftables has
 // generations). The kernel's ipset code IPSET_ERR_EXIST means both of the first, and the ipset client reads it by
 // operation.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { isAlreadyExists, isGenerationChanged, isNotFound, type Ipset, type Nftables, type NftTableRef, type RouteSpec, type RoutingRuleSpec } from '../../lib/index.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { rejection, thrown } from '../helpers/rejection.js';
-import { type World, fakeWorld, kernelWorld } from './worlds.js';
+import { type World, fakeWorld, kernelWorld, worldPerTest } from './worlds.js';
 
 const T: NftTableRef = { family: 'inet', name: 'podnet-pred' };
 const ROUTE: RouteSpec = { dst: '10.9.0.0', dstLength: 16, table: 100, type: 'blackhole' };
@@ -98,26 +98,17 @@ const cases: Case[] = [
 const MEANINGS = { exists: [true, false, false], missing: [false, true, false], generation: [false, false, true] };
 
 function predicateContract(makeWorld: () => World): void {
-  let world: World;
-  let opened: { close(): void }[];
-  beforeEach(() => {
-    world = makeWorld();
-    opened = [];
-  });
-  afterEach(() => {
-    for (const client of opened) client.close();
-    world.cleanup();
-  });
+  const each = worldPerTest(makeWorld);
 
   it.each(cases.map((c) => [c.name, c] as const))('%s', async (_, c) => {
-    const err = await c.run(world, opened);
+    const err = await c.run(each.world, each.opened);
     expect(err).toMatchObject({ code: c.code });
     expect([isAlreadyExists(err), isNotFound(err), isGenerationChanged(err)]).toEqual(MEANINGS[c.means]);
   });
 
   it("keeps the kernel's ipset code on a del of a missing entry", async () => {
-    const ipset = await ipsetWithEntry(world);
-    opened.push(ipset);
+    const ipset = await ipsetWithEntry(each.world);
+    each.opened.push(ipset);
     expect(await rejection(ipset.del('s', { ip: '10.0.0.2' }))).toMatchObject({ code: 'IPSET_ERR_ENTRY_MISSING', ipsetCode: 'IPSET_ERR_EXIST', errno: -4103, command: 'del', set: 's' });
     expect(await rejection(ipset.add('s', IP))).toMatchObject({ code: 'IPSET_ERR_EXIST', ipsetCode: 'IPSET_ERR_EXIST', errno: -4103, command: 'add' });
   });

@@ -1,9 +1,10 @@
 // podnet:agent:step on FakeNode: each step of NodeNetwork's flows, for the node and for a pod, with the pod's UID and
 // a failed step's outcome taken from what caused it.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { AgentError, type AgentStepMessage, DIAGNOSTICS_CHANNELS, NodeNetwork } from '../../lib/index.js';
 import { FakeNode } from '../../lib/testing/index.js';
+import { fakeAgentParts } from '../helpers/fake-agent.js';
 import { record } from './recorder.js';
 
 function about(m: AgentStepMessage) {
@@ -11,18 +12,11 @@ function about(m: AgentStepMessage) {
 }
 
 describe('podnet:agent:step', () => {
-  const cleanup: (() => Promise<void> | void)[] = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+  const parts = fakeAgentParts();
 
   async function started(): Promise<{ node: FakeNode; net: NodeNetwork }> {
-    const node = new FakeNode();
-    cleanup.push(() => node.close());
-    const options = await node.options();
-    cleanup.push(() => options.ipset?.close());
-    const net = new NodeNetwork(options);
-    return { node, net };
+    const { node, options } = await parts();
+    return { node, net: new NodeNetwork(options) };
   }
 
   it('publishes the steps of start, addPod, removePod and stop, each ok with its description', async () => {

@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
-import { AgentError, NodeNetwork, PreflightError, type NodeNetworkOptions, type PreflightOptions } from '../../lib/index.js';
+import { AgentError, NodeNetwork, PreflightError, type PreflightOptions } from '../../lib/index.js';
 import { DIAGNOSTICS_CHANNELS } from '../../lib/diagnostics.js';
-import { FakeNode } from '../../lib/testing/index.js';
 import { record } from '../diagnostics/recorder.js';
+import { fakeAgentParts } from '../helpers/fake-agent.js';
 import { CLI_ENV, TestNetns } from '../helpers/netns.js';
 import { describePrivileged } from '../helpers/privileged.js';
 
@@ -34,18 +34,7 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 }
 
 describe('NodeNetwork.start() preflight on fakes', () => {
-  const cleanup: (() => Promise<void> | void)[] = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
-
-  async function fakeOptions(): Promise<{ node: FakeNode; options: NodeNetworkOptions }> {
-    const node = new FakeNode();
-    cleanup.push(() => node.close());
-    const options = await node.options();
-    cleanup.push(() => options.ipset?.close());
-    return { node, options };
-  }
+  const fakeOptions = fakeAgentParts();
 
   it('runs no preflight when the backends are fakes, unless asked', async () => {
     const { options } = await fakeOptions();
