@@ -3,15 +3,11 @@
 // peer, the host probe entry) against the reference agent's own sequence for the same pod (`nft -f` of its in-pod
 // rules in the pod, `nft -f` of the probe set element on the host, both started with runInNetns); and addPod with the
 // iptables backend against one bare iptables-restore of the same pod's in-pod rules.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-import { Iptables, NFT_PROBE_SET_COMMENT, NodeNetwork, ZtunnelServer, inpodRules, runInNetns } from '../dist/index.js';
-import { BENCH_DIR, interleaved } from './harness.mjs';
+import { Iptables, NFT_PROBE_SET_COMMENT, NodeNetwork, inpodRules, runInNetns } from '../dist/index.js';
+import { interleaved } from './harness.mjs';
 import { createNetns, withNetns } from './netns.mjs';
 import { INPOD_TEXT, nftIn } from './nftables.mjs';
+import { withZdsPeer } from './zds-peer.mjs';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const W = { name: 'enroll', namespace: 'bench', serviceAccount: 'default' };
@@ -23,14 +19,7 @@ const REF_HOST_TEXT = `add table inet istio-ambient-nat\nadd set inet istio-ambi
 const ipOf = (net, n) => `10.${net}.${(n >> 8) & 255}.${n & 255}`;
 
 export async function enrollScenarios(res, cfg, binDir) {
-  const peerBin = join(binDir, 'zds_ack_peer');
-  if (!existsSync(peerBin)) execFileSync('cc', ['-O2', '-Wall', '-o', peerBin, join(BENCH_DIR, 'reference', 'zds_ack_peer.c')], { stdio: 'inherit' });
-  const dir = mkdtempSync(join(tmpdir(), 'podnet-bench-enroll-'));
-  const server = await ZtunnelServer.listen({ path: join(dir, 'ztunnel.sock') });
-  const ready = new Promise((resolve) => server.once('snapshotSent', resolve));
-  const peer = spawn(peerBin, [server.path], { stdio: 'inherit' });
-  try {
-    await ready;
+  await withZdsPeer(binDir, async (server) => {
     await withNetns(async (hostNft, hostIpt, refHost) => {
       const S = '16 one pod enrolled (a new namespace each)';
       const warmup = 3;
@@ -82,9 +71,5 @@ export async function enrollScenarios(res, cfg, binDir) {
         for (const pool of pools) for (const ns of pool) ns.delete();
       }
     }, 3, 'enroll-host');
-  } finally {
-    await server.close(); // the peer exits at EOF
-    await new Promise((resolve) => (peer.exitCode !== null || peer.signalCode !== null ? resolve() : peer.on('exit', resolve)));
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }

@@ -2,15 +2,10 @@
 // in another process), against a plain child_process spawn of /bin/true, the cheapest thing a Node agent could do
 // instead of an addon (it cannot pass fds at all). The proxy end is reference/zds_ack_peer.c: ztunnel is native, and
 // a Node peer would add its own event loop's latency to every round trip.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-import { Netns, ZtunnelServer } from '../dist/index.js';
-import { BENCH_DIR } from './harness.mjs';
+import { Netns } from '../dist/index.js';
 import { withNetns } from './netns.mjs';
 import { runForked } from './proc.mjs';
+import { withZdsPeer } from './zds-peer.mjs';
 
 const W = { name: 'bench-0', namespace: 'bench', serviceAccount: 'default' };
 
@@ -21,14 +16,7 @@ async function timeOne(fn) {
 }
 
 export async function proxyScenarios(res, cfg, binDir) {
-  const peerBin = join(binDir, 'zds_ack_peer');
-  execFileSync('cc', ['-O2', '-Wall', '-o', peerBin, join(BENCH_DIR, 'reference', 'zds_ack_peer.c')], { stdio: 'inherit' });
-  const dir = mkdtempSync(join(tmpdir(), 'podnet-bench-zds-'));
-  const server = await ZtunnelServer.listen({ path: join(dir, 'ztunnel.sock') });
-  const ready = new Promise((resolve) => server.once('snapshotSent', resolve));
-  const peer = spawn(peerBin, [server.path], { stdio: 'inherit' });
-  try {
-    await ready;
+  await withZdsPeer(binDir, async (server) => {
     await withNetns(async (ns) => {
       const S = '10 ZDS Add with a netns fd, acked';
       const handle = Netns.open(ns.path);
@@ -56,9 +44,5 @@ export async function proxyScenarios(res, cfg, binDir) {
         handle.close();
       }
     }, 1, 'zds');
-  } finally {
-    await server.close(); // the peer exits at EOF
-    await new Promise((resolve) => (peer.exitCode !== null || peer.signalCode !== null ? resolve() : peer.on('exit', resolve)));
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
