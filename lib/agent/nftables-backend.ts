@@ -44,6 +44,8 @@ export class NftablesBackend implements RuleBackend {
   #nft: Nftables | undefined;
   #probes: NftProbeSet | undefined;
   #hostRules: NftRuleset | undefined;
+  /** The in-pod rules of a pod with no variant (most pods), built once: every such pod gets the same tables. */
+  #plainPodRules: NftRuleset | undefined;
 
   constructor(options: NftablesBackendOptions) {
     this.#o = options;
@@ -137,8 +139,10 @@ export class NftablesBackend implements RuleBackend {
 
   // Every use of a pod's rules goes through here, so all see the pod's own variant; both families share the tables.
   #podRules(pod: PodRulesVariant): NftRuleset {
+    const plain = pod.ingressOnly !== true && (pod.virtualInterfaces?.length ?? 0) === 0;
+    if (plain && this.#plainPodRules) return this.#plainPodRules;
     const r = this.#o.rules;
-    return nftInpodRules({
+    const rules = nftInpodRules({
       ipv6: r.ipv6,
       dnsCapture: r.dnsCapture,
       probeSourceV4: r.probeSourceV4,
@@ -146,6 +150,8 @@ export class NftablesBackend implements RuleBackend {
       ingressOnly: pod.ingressOnly ?? false,
       virtualInterfaces: pod.virtualInterfaces ?? [],
     });
+    if (plain) this.#plainPodRules = rules;
+    return rules;
   }
 
   /** Opens the pod's nf_tables client for fn and closes it after, also when fn fails. */
