@@ -7,8 +7,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
-import { CLI_ENV } from '../helpers/netns.js';
-
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 // Imports argv[1] by name and prints its export names, sorted, as one JSON line.
@@ -17,7 +15,9 @@ const PROBE = `const m = await import(process.argv[1]); console.log(JSON.stringi
 async function exportsOf(specifier: string): Promise<string[]> {
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', PROBE, specifier], {
     cwd: root,
-    env: CLI_ENV,
+    // The child is a Node that loads the addon: it gets this process's environment whole, the sanitizer run's
+    // preload and addon path included (CLI_ENV drops the preload, for programs that are not Node).
+    env: process.env,
     timeout: 30_000,
   });
   return JSON.parse(stdout.trim());
