@@ -13,6 +13,18 @@ import { isIpv4Compatible, isIpv4Mapped } from './family.js';
 /** formatIp renders bytes in canonical form (RFC 5952 for IPv6: lowercase, longest zero run compressed). */
 export function formatIp(family: 4 | 6, bytes: Uint8Array, offset = 0): string {
   if (family === 4) return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
+  // RFC 5952 section 5: IPv4-mapped addresses keep the dotted quad.
+  if (isIpv4Mapped(bytes, offset)) {
+    return `::ffff:${bytes[offset + 12]}.${bytes[offset + 13]}.${bytes[offset + 14]}.${bytes[offset + 15]}`;
+  }
+  return ipv6Hex(bytes, offset);
+}
+
+/**
+ * ipv6Hex writes 16 bytes as RFC 5952's hex groups, lowercase, the first longest run of two or more zero groups
+ * compressed to `::`, with no dotted form for any address class (formatIp adds those).
+ */
+export function ipv6Hex(bytes: Uint8Array, offset = 0): string {
   const words: number[] = [];
   for (let i = 0; i < 8; i++) words.push((bytes[offset + i * 2]! << 8) | bytes[offset + i * 2 + 1]!);
   let bestStart = -1;
@@ -30,15 +42,10 @@ export function formatIp(family: 4 | 6, bytes: Uint8Array, offset = 0): string {
     }
     i = j;
   }
-  // RFC 5952 section 5: IPv4-mapped addresses keep the dotted quad.
-  if (isIpv4Mapped(bytes, offset)) {
-    return `::ffff:${bytes[offset + 12]}.${bytes[offset + 13]}.${bytes[offset + 14]}.${bytes[offset + 15]}`;
-  }
   const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(':');
   if (bestStart < 0) return hex(words);
   return `${hex(words.slice(0, bestStart))}::${hex(words.slice(bestStart + bestLen))}`;
 }
-
 
 /**
  * formatIpNtop writes an address as glibc's inet_ntop does (and so nft and iproute2): formatIp's form, and also the
