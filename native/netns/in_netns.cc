@@ -1,39 +1,138 @@
 #include "netns/in_netns.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
 
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
 namespace podnet {
+
+// A thread made for one piece of work: it joins the namespace, runs fn and
+// ends there. The fallback when the hop thread cannot be had.
+static ErrorInfo RunOnOwnThread(int netnsFd, const std::function<void()>& fn) {
+  ErrorInfo result;
+  std::exception_ptr failure;
+  std::thread worker;
+  try {
+    worker = std::thread([&] {
+      if (setns(netnsFd, CLONE_NEWNET) != 0) {
+        result = SystemError(errno, "setns");
+        return;
+      }
+      try {
+        fn();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      // The thread ends here, still inside the namespace: that is the point.
+    });
+  } catch (const std::system_error& e) {
+    return SystemError(e.code().value(), "pthread_create");
+  }
+  worker.join();
+  if (failure) std::rethrow_exception(failure);
+  return result;
+}
+
+// The hop thread: one long-lived thread that enters a namespace, runs the
+// work and goes back to the namespace it started in before it takes the next.
+// Making a thread per hop costs more than the work (a socket or two); this one
+// only ever leaves home for the span of one fn. If it cannot go back, it ends
+// (it is never handed work again) and the next hop starts another.
+class HopThread {
+ public:
+  // Runs fn in netnsFd's namespace on the hop thread. false when there is no
+  // hop thread to be had (the caller then makes a thread of its own).
+  bool Run(int netnsFd, const std::function<void()>& fn, ErrorInfo* result, std::exception_ptr* failure) {
+    std::lock_guard<std::mutex> one(callers_);
+    std::unique_lock<std::mutex> lock(m_);
+    if (!alive_ && !Start()) return false;
+    work_ = Work{netnsFd, &fn, result, failure};
+    pending_ = true;
+    done_ = false;
+    wake_.notify_one();
+    finished_.wait(lock, [this] { return done_; });
+    return true;
+  }
+
+ private:
+  struct Work {
+    int netnsFd = -1;
+    const std::function<void()>* fn = nullptr;
+    ErrorInfo* result = nullptr;
+    std::exception_ptr* failure = nullptr;
+  };
+
+  // Called with m_ held.
+  bool Start() {
+    // Home is the namespace of the thread that starts it (never one that has left its own).
+    int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (home < 0) return false;
+    try {
+      std::thread(&HopThread::Loop, this, home).detach();
+    } catch (const std::system_error&) {
+      close(home);
+      return false;
+    }
+    alive_ = true;
+    return true;
+  }
+
+  void Loop(int home) {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      wake_.wait(lock, [this] { return pending_; });
+      pending_ = false;
+      Work w = work_;
+      lock.unlock();
+      bool home_again = true;
+      if (setns(w.netnsFd, CLONE_NEWNET) != 0) {
+        *w.result = SystemError(errno, "setns");
+      } else {
+        try {
+          (*w.fn)();
+        } catch (...) {
+          *w.failure = std::current_exception();
+        }
+        home_again = setns(home, CLONE_NEWNET) == 0;
+      }
+      lock.lock();
+      done_ = true;
+      if (!home_again) {
+        // Still inside the last namespace: this thread takes no more work.
+        alive_ = false;
+        finished_.notify_one();
+        lock.unlock();
+        close(home);
+        return;
+      }
+      finished_.notify_one();
+    }
+  }
+
+  std::mutex callers_;
+  std::mutex m_;
+  std::condition_variable wake_, finished_;
+  Work work_;
+  bool alive_ = false, pending_ = false, done_ = false;
+};
 
 ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn) {
   if (netnsFd < 0) {
     fn();
     return ErrorInfo{};
   }
+  // Never destroyed: the detached hop thread waits on it until the process ends.
+  static HopThread* hop = new HopThread();
   ErrorInfo result;
   std::exception_ptr failure;
-  std::thread worker;
-  try {
-    worker = std::thread([&] {
-    if (setns(netnsFd, CLONE_NEWNET) != 0) {
-      result = SystemError(errno, "setns");
-      return;
-    }
-    try {
-      fn();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    // The thread ends here, still inside the namespace: that is the point.
-    });
-  } catch (const std::system_error& e) {
-    return SystemError(e.code().value(), "pthread_create");
-  }
-  worker.join();
+  if (!hop->Run(netnsFd, fn, &result, &failure)) return RunOnOwnThread(netnsFd, fn);
   if (failure) std::rethrow_exception(failure);
   return result;
 }

@@ -2,10 +2,11 @@
 //
 // setns() changes the namespace of the calling thread only. Doing it on the JS
 // thread or on a libuv pool thread would leak the namespace into unrelated
-// work if the switch back ever failed, so the work runs on a thread created
-// for it, which joins the namespace and then ends: no thread that outlives the
-// work has ever been in another namespace. Sockets created there stay bound to
-// that namespace whichever thread uses them later.
+// work if the switch back ever failed, so the work runs on podnet's own hop
+// thread: it enters the namespace, runs the work, and goes back home before it
+// takes the next; a hop thread that cannot go back ends and is replaced. No
+// thread that runs anything else has ever been in another namespace. Sockets
+// created there stay bound to that namespace whichever thread uses them later.
 #pragma once
 
 #include <functional>
@@ -14,8 +15,9 @@
 
 namespace podnet {
 
-// Runs fn inside the namespace of netnsFd on a short-lived thread and waits
-// for it. With netnsFd < 0, fn runs on the calling thread in its own
+// Runs fn inside the namespace of netnsFd on the hop thread (one hop at a
+// time; a thread of its own when no hop thread can be started) and waits for
+// it. With netnsFd < 0, fn runs on the calling thread in its own
 // namespace. Exceptions thrown by fn are rethrown to the caller.
 ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn);
 
