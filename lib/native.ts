@@ -304,13 +304,16 @@ export interface RawNftOp {
   exprs?: RawNftExpr[];
 }
 
+/** Ops converted to native form by nftPrepare (an opaque native value). */
+export type RawNftBatch = { readonly __nftBatch: unique symbol };
+
 /** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
 export interface RawNftablesHandle {
   /**
    * One batch, all or nothing; rejects with an 'nftables' error naming index (op) and element when the kernel did.
    * genId (non-zero) goes in the batch as NFNL_BATCH_GENID: at another generation the kernel refuses it whole (ERESTART).
    */
-  run(ops: RawNftOp[], genId?: number): Promise<void>;
+  run(ops: RawNftOp[] | RawNftBatch, genId?: number): Promise<void>;
   /** The ruleset generation (NFT_MSG_GETGEN's NFTA_GEN_ID), never 0. */
   generation(): Promise<number>;
   tables(family: number): Promise<RawNftListing<RawNftTable>>;
@@ -408,6 +411,8 @@ export interface NativeBinding {
   };
   /** new NftablesHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_NETFILTER socket in that netns, or talks to a JS peer. */
   NftablesHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawNftablesHandle;
+  /** nftPrepare converts ops to native form once; run() then sends them as they are, as often as asked. */
+  nftPrepare(ops: RawNftOp[]): RawNftBatch;
   /** nftExprsSize returns the bytes checked expressions take encoded (their whole attribute), or -1 if the codec refuses one. */
   nftExprsSize(exprs: readonly unknown[]): number;
   nftablesConstants: {

@@ -15,7 +15,8 @@ import { withContext } from './errors.js';
 import { elementOf, isIntervalSet, isRangeEnd, listing, rangeHolding, toChain, toElements, toRule, toSet, toTable } from './listing.js';
 import { FAMILIES } from './names.js';
 import type { NftVerifyResult } from './ruleset-diff.js';
-import { applyRuleset, reconcileRuleset, removeRuleset, verifyRuleset } from './ruleset-ops.js';
+import { NftPreparedTransaction } from './prepared.js';
+import { applyRuleset, applyTransaction, reconcileRuleset, removeRuleset, verifyRuleset } from './ruleset-ops.js';
 import { type NftRuleset, checkRuleset } from './ruleset.js';
 import { NftTransaction } from './transaction.js';
 import type { NftChain, NftElement, NftElementSpec, NftFamily, NftListing, NftRule, NftRunOptions, NftSet, NftTable, NftTableRef, NftablesOpenOptions } from './types.js';
@@ -73,6 +74,17 @@ export class Nftables extends NetlinkClient<RawNftablesHandle> {
     return this.serial(fn, (err) => withContext(err, operation, object, this.netns?.path, opAt));
   }
 
+  /**
+   * Nftables.prepare converts a transaction (or what apply() of a ruleset sends) to the addon's form once, for run()
+   * on any client as often as wanted: the same batch, without building and converting it again. The transaction's
+   * later changes do not reach it. Throws the transaction's first argument error, or InvalidArgumentError for a
+   * malformed ruleset. Running a prepared ruleset writes it as apply() does (apply never lists first either).
+   */
+  static prepare(what: NftTransaction | NftRuleset): NftPreparedTransaction {
+    if (what instanceof NftTransaction) return new NftPreparedTransaction(what);
+    return new NftPreparedTransaction(applyTransaction(new NftTransaction(), checkRuleset(what)));
+  }
+
   /** transaction starts an empty transaction for run(). */
   transaction(): NftTransaction {
     return new NftTransaction();
@@ -89,17 +101,19 @@ export class Nftables extends NetlinkClient<RawNftablesHandle> {
    * anything is sent with PodnetSystemError `ERR_NFTABLES_BATCH_TOO_LARGE` (errno EMSGSIZE): split its elements over
    * several transactions.
    */
-  async run(tx: NftTransaction, options: NftRunOptions = {}): Promise<void> {
-    if (!(tx instanceof NftTransaction)) return Promise.reject(invalidType('tx', 'an NftTransaction', tx));
+  async run(tx: NftTransaction | NftPreparedTransaction, options: NftRunOptions = {}): Promise<void> {
+    if (!(tx instanceof NftTransaction) && !(tx instanceof NftPreparedTransaction)) {
+      return Promise.reject(invalidType('tx', 'an NftTransaction or NftPreparedTransaction', tx));
+    }
     let generation: number | undefined;
     try {
       generation = checkRunOptions(options);
     } catch (err) {
       return Promise.reject(err);
     }
-    if (tx.error) return Promise.reject(tx.error);
-    const { ops, opAt } = tx.compile();
-    if (ops.length === 0) return this.#serial('run', undefined, async () => undefined);
+    if (tx instanceof NftTransaction && tx.error) return Promise.reject(tx.error);
+    const { ops, opAt } = tx instanceof NftTransaction ? tx.compile() : { ops: tx.batch, opAt: tx.opAt };
+    if (ops === undefined || (Array.isArray(ops) && ops.length === 0)) return this.#serial('run', undefined, async () => undefined);
     const run = this.#serial('run', undefined, (h) => h.run(ops, generation), opAt);
     if (generation === undefined) return run;
     const caller = new Error();

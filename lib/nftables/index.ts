@@ -1,5 +1,6 @@
 export { Nftables } from './client.js';
 export { NftTransaction } from './transaction.js';
+export { NftPreparedTransaction } from './prepared.js';
 export { nftExpr } from './match.js';
 export type { NftRuleset, NftRulesetTable } from './ruleset.js';
 export type { NftDrift, NftVerifyResult } from './ruleset-diff.js';

@@ -54,7 +54,17 @@ export async function applyRuleset(
   carried: CarriedElements[] = [],
   generation?: number,
 ): Promise<void> {
-  const tx = nft.transaction();
+  const tx = applyTransaction(nft.transaction(), ruleset, remake, carried);
+  await nft.run(tx, generation === undefined ? {} : { generation });
+}
+
+/** applyTransaction fills tx with what applyRuleset sends (the same ops for the same ruleset, every time). */
+export function applyTransaction(
+  tx: NftTransaction,
+  ruleset: CheckedRuleset,
+  remake: Remake = NOTHING_TO_REMAKE,
+  carried: CarriedElements[] = [],
+): NftTransaction {
   for (const t of ruleset.tables) {
     tx.addTable(t.comment === undefined ? ref(t) : { ...ref(t), comment: t.comment }).flushTable(ref(t));
     // After the flush no rule refers to them any more, so they can go before their namesakes are added.
@@ -71,7 +81,7 @@ export async function applyRuleset(
   // Unwanted tables go last, so the wanted ones get the handles `nft -f` of the same rules gives them. Each is added
   // first, so one already gone is no error.
   for (const t of ownedNotWanted(ruleset.tables, ruleset.owned)) tx.addTable(ref(t)).deleteTable(ref(t));
-  await nft.run(tx, generation === undefined ? {} : { generation });
+  return tx;
 }
 
 /**

@@ -177,11 +177,14 @@ static Napi::Value Listing(Napi::Env env, const std::vector<T>& items, const std
   return o;
 }
 
+// Ops converted from JS once (nftPrepare), shared by every run that sends them.
+using PreparedOps = std::shared_ptr<const std::vector<nft::Op>>;
+
 // One batch of ops, applied all or nothing (Session::Run).
 struct BatchBaton : NftablesBaton<BatchBaton> {
-  std::vector<nft::Op> ops;
+  PreparedOps ops;
   uint32_t genId = 0;
-  void Locked() { error = session->Run(ops, genId); }
+  void Locked() { error = session->Run(*ops, genId); }
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
@@ -400,6 +403,21 @@ static nft::Op OpFrom(JsReader& p, const Napi::Object& o) {
   return op;
 }
 
+static PreparedOps OpsFrom(const Napi::Array& a) {
+  auto ops = std::make_shared<std::vector<nft::Op>>();
+  ops->reserve(a.Length());
+  JsReader props(a.Env());
+  for (uint32_t i = 0; i < a.Length(); i++) ops->push_back(OpFrom(props, a.Get(i).As<Napi::Object>()));
+  return ops;
+}
+
+// nftPrepare(ops): the ops converted to native form once, for runs that send the same batch again and again (the
+// agent's in-pod tables, identical for every plain pod). Converting is most of what a run costs the JS thread.
+static Napi::Value Prepare(const Napi::CallbackInfo& info) {
+  return Napi::External<PreparedOps>::New(info.Env(), new PreparedOps(OpsFrom(info[0].As<Napi::Array>())),
+                                          [](Napi::Env, PreparedOps* ops) { delete ops; });
+}
+
 class NftablesHandle : public nl::SessionHandle<NftablesHandle, Session> {
  public:
   static constexpr nl::HandleKind kKind{"NftablesHandle", "nftables", "ERR_NFTABLES_CLOSED", NETLINK_NETFILTER};
@@ -423,14 +441,11 @@ class NftablesHandle : public nl::SessionHandle<NftablesHandle, Session> {
   }
 
  private:
-  // run(ops, genId?): genId a generation read before, which the batch then carries.
+  // run(ops or a prepared batch, genId?): genId a generation read before, which the batch then carries.
   Napi::Value Run(const Napi::CallbackInfo& info) {
     auto b = std::make_unique<BatchBaton>();
     if (info.Length() > 1 && info[1].IsNumber()) b->genId = info[1].As<Napi::Number>().Uint32Value();
-    Napi::Array ops = info[0].As<Napi::Array>();
-    b->ops.reserve(ops.Length());
-    JsReader props(info.Env());
-    for (uint32_t i = 0; i < ops.Length(); i++) b->ops.push_back(OpFrom(props, ops.Get(i).As<Napi::Object>()));
+    b->ops = info[0].IsExternal() ? *info[0].As<Napi::External<PreparedOps>>().Data() : OpsFrom(info[0].As<Napi::Array>());
     return Start(info, std::move(b), "podnet:nftablesRun");
   }
 
@@ -505,6 +520,7 @@ static Napi::Value ExprsEncodedSize(const Napi::CallbackInfo& info) {
 void RegisterNftables(Napi::Env env, Napi::Object exports) {
   exports.Set("NftablesHandle", NftablesHandle::Define(env));
   exports.Set("nftExprsSize", Napi::Function::New(env, ExprsEncodedSize, "nftExprsSize"));
+  exports.Set("nftPrepare", Napi::Function::New(env, Prepare, "nftPrepare"));
   exports.Set("nftablesConstants",
               ConstantsObject(env, {{"create", NLM_F_CREATE},
                                     {"excl", NLM_F_EXCL},

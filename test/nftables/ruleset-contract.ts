@@ -2,7 +2,7 @@
 // (contract-kernel.test.ts) and on FakeNftables (fake-contract.test.ts), through the same client and codec.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { InvalidArgumentError, NftablesError, nftExpr as x, type NftRuleset, type Nftables } from '../../lib/index.js';
+import { InvalidArgumentError, NftPreparedTransaction, NftablesError, Nftables, nftExpr as x, type NftRuleset } from '../../lib/index.js';
 import type { NftablesBackend } from './contract.js';
 
 const IN_SYNC = { inSync: true, missing: [], unexpected: [], reordered: [] };
@@ -77,6 +77,41 @@ export function nftablesRulesetContract(name: string, backend: () => NftablesBac
       expect((await nft.rules(V4)).map((rule) => rule.handle)).not.toEqual(handles);
       expect((await nft.tables()).map((t) => [t.family, t.name, t.comment])).toEqual([['ip', 'pn-filter', 'podnet test'], ['ip6', 'pn-filter6', undefined]]);
       expect(await nft.reconcile(r)).toEqual({ changed: false });
+    });
+
+    it('runs a prepared ruleset as apply writes it, again and again, and on another client too', async () => {
+      const r = ruleset();
+      const prepared = Nftables.prepare(r);
+      expect(prepared).toBeInstanceOf(NftPreparedTransaction);
+      await nft.run(prepared);
+      expect(await nft.verify(r)).toEqual(IN_SYNC);
+      const handles = (await nft.rules(V4)).map((rule) => rule.handle);
+      await nft.run(prepared);
+      expect(await nft.verify(r)).toEqual(IN_SYNC);
+      expect((await nft.rules(V4)).map((rule) => rule.handle)).not.toEqual(handles);
+      // The same prepared batch through a second client of the same world: nothing in it belongs to one socket.
+      const other = await world.open();
+      try {
+        await other.run(prepared);
+        expect(await other.verify(r)).toEqual(IN_SYNC);
+      } finally {
+        other.close();
+      }
+    });
+
+    it('prepares a transaction as it is then: later ops do not reach it, a refusal names the op, a bad op throws', async () => {
+      const tx = nft.transaction().addTable(V4).addChain({ family: 'ip', table: V4.name, name: 'c' });
+      const prepared = Nftables.prepare(tx);
+      tx.addChain({ family: 'ip', table: V4.name, name: 'later' });
+      expect(prepared.size).toBe(2);
+      await nft.run(prepared);
+      expect((await nft.chains(V4)).map((c) => c.name)).toEqual(['c']);
+      const refused = Nftables.prepare(nft.transaction().addTable(V4).addChain({ family: 'ip', table: 'missing', name: 'c' }));
+      await expect(nft.run(refused)).rejects.toMatchObject({ name: 'NftablesError', code: 'ENOENT', index: 1, object: { family: 'ip', table: 'missing', name: 'c' } });
+      expect(() => Nftables.prepare(nft.transaction().addTable({ family: 'ip', name: '' }))).toThrow(InvalidArgumentError);
+      expect(() => Nftables.prepare({ tables: 'no' } as unknown as NftRuleset)).toThrow(InvalidArgumentError);
+      await expect(nft.run(Nftables.prepare(nft.transaction()))).resolves.toBeUndefined();
+      await expect(nft.run({} as NftPreparedTransaction)).rejects.toThrow(InvalidArgumentError);
     });
 
     it('keeps set elements across an apply (they are not part of the ruleset)', async () => {
