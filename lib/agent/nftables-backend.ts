@@ -4,8 +4,8 @@
  * the reference's inet tables, one transaction per pod. The kubelet's uid, which the host rule matches, is detected
  * under the host's procfs when it is not given.
  */
-import type { Nftables } from '../nftables/client.js';
-import type { NftRuleset } from '../nftables/index.js';
+import { Nftables } from '../nftables/client.js';
+import type { NftPreparedTransaction, NftRuleset } from '../nftables/index.js';
 import type { AgentNetns, NftablesFactory } from './backends.js';
 import { detectKubeletUid } from './nft-kubelet.js';
 import { NftProbeSet } from './nft-probe-set.js';
@@ -46,6 +46,8 @@ export class NftablesBackend implements RuleBackend {
   #hostRules: NftRuleset | undefined;
   /** The in-pod rules of a pod with no variant (most pods), built once: every such pod gets the same tables. */
   #plainPodRules: NftRuleset | undefined;
+  /** What applyPod sends for such a pod, prepared once: building and converting the batch cost more than the kernel. */
+  #plainPodBatch: NftPreparedTransaction | undefined;
 
   constructor(options: NftablesBackendOptions) {
     this.#o = options;
@@ -85,7 +87,10 @@ export class NftablesBackend implements RuleBackend {
 
   /** applyPod writes the pod's three inet tables in one batch. */
   async applyPod(pod: PodRulesVariant, ns: AgentNetns): Promise<void> {
-    await this.#withPod(ns, (nft) => nft.apply(this.#podRules(pod)));
+    if (!isPlain(pod)) return this.#withPod(ns, (nft) => nft.apply(this.#podRules(pod)));
+    this.#plainPodBatch ??= Nftables.prepare(this.#podRules(pod));
+    const batch = this.#plainPodBatch;
+    await this.#withPod(ns, (nft) => nft.run(batch));
   }
 
   /** repairPod makes the pod's tables exactly what they should be. */
@@ -139,7 +144,7 @@ export class NftablesBackend implements RuleBackend {
 
   // Every use of a pod's rules goes through here, so all see the pod's own variant; both families share the tables.
   #podRules(pod: PodRulesVariant): NftRuleset {
-    const plain = pod.ingressOnly !== true && (pod.virtualInterfaces?.length ?? 0) === 0;
+    const plain = isPlain(pod);
     if (plain && this.#plainPodRules) return this.#plainPodRules;
     const r = this.#o.rules;
     const rules = nftInpodRules({
@@ -163,4 +168,9 @@ export class NftablesBackend implements RuleBackend {
       nft.close();
     }
   }
+}
+
+/** isPlain tells whether a pod has no rule variant: it then gets the same in-pod tables as every such pod. */
+function isPlain(pod: PodRulesVariant): boolean {
+  return pod.ingressOnly !== true && (pod.virtualInterfaces?.length ?? 0) === 0;
 }

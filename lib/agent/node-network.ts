@@ -37,7 +37,7 @@ import { checkPod, podProbeEntries } from './pod-info.js';
 import { normalizeIp, type ProbeConflict, type ProbeOwnerMismatch, type ProbeOwnership } from './probe-ownership.js';
 import type { ProbeSet } from './probe-set.js';
 import type { RuleBackend, RuleOptions, StepRunner } from './rule-backend.js';
-import { applyPodRouting, removePodRouting, routingFamilies, verifyPodRouting } from './routes.js';
+import { type PodRoutingCreated, applyPodRouting, removePodRouting, routingFamilies, undoPodRouting, verifyPodRouting } from './routes.js';
 import { toLogger, type Logger } from '../logger.js';
 
 export type {
@@ -212,9 +212,24 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     });
   }
 
+  /** Takes out the policy routing an addPod created, when its rules were refused; a failure is logged, not thrown. */
+  async #undoRouting(p: PodInfo, ns: AgentNetns, created: PodRoutingCreated[]): Promise<void> {
+    if (!created.some((c) => c.rule || c.route)) return;
+    try {
+      const rt = await this.#rtnetlink({ netns: ns });
+      try {
+        await undoPodRouting(rt, created);
+      } finally {
+        rt.close();
+      }
+    } catch (err) {
+      this.#log.warn(`pod '${p.uid}': the policy routing added beside its refused rules could not be taken out`, { pod: p.uid, error: String(err) });
+    }
+  }
+
   /**
-   * addPod applies the in-pod rules inside the pod's namespace first, then its policy routes (the fwmark rule and the
-   * local route of table 100), then hands the namespace to the node proxy (with the `proxy` option; waits for its
+   * addPod applies the in-pod rules and the policy routes (the fwmark rule and the local route of table 100) inside
+   * the pod's namespace first, side by side, then hands the namespace to the node proxy (with the `proxy` option; waits for its
    * ack), and adds its IPs to the probe sets last, so a pod is never probed through SNAT before its rules exist and
    * never starts without its proxy listeners. Idempotent: a second addPod changes nothing. Rejects with AgentError
    * naming the failed step ('netns', 'inpod-rules', 'routes', 'proxy', 'probe-set'); a failed 'proxy' step is
@@ -238,8 +253,18 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         // The runtime recreated the sandbox: the rules and the proxy's listeners go into the new namespace.
         this.#log.warn(`pod '${p.uid}' has a new namespace; enrolling it again`, { pod: p.uid, netns: ns.path });
       }
-      await this.#inpodRules(p, () => this.#rules.applyPod(p, ns));
-      await this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families));
+      // Both go into the pod's own namespace and neither needs the other there (the rule matches the mark the
+      // rules set; the pod sends nothing before it starts): they go in together. Refused rules leave the pod as it
+      // was: what the routing put in beside them is taken out again.
+      const [rules, routing] = await Promise.allSettled([
+        this.#inpodRules(p, () => this.#rules.applyPod(p, ns)),
+        this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families)),
+      ]);
+      if (rules.status === 'rejected') {
+        if (routing.status === 'fulfilled') await this.#undoRouting(p, ns, routing.value);
+        throw rules.reason;
+      }
+      if (routing.status === 'rejected') throw routing.reason;
       const proxy = this.#proxy;
       if (proxy) {
         await this.#step('proxy', p.uid, `handing pod '${p.uid}' to the node proxy`, async () => {

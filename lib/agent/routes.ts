@@ -26,9 +26,15 @@ export function inpodRoutingRule(family: 4 | 6): RoutingRuleSpec {
   return { family, priority, mark, mask, table, action: 'toTable' };
 }
 
+/**
+ * LOOPBACK_IFINDEX is lo's index in every network namespace: the kernel registers lo first with this fixed index
+ * (include/net/flow.h, since Linux 3.10), so a route through lo needs no lookup of it.
+ */
+export const LOOPBACK_IFINDEX = 1;
+
 /** inpodRoute is `local default dev lo table 100` of one family. */
 export function inpodRoute(family: 4 | 6): RouteSpec {
-  return { family, table: INPOD_ROUTING.table, type: 'local', scope: 'host', oif: 'lo' };
+  return { family, table: INPOD_ROUTING.table, type: 'local', scope: 'host', oif: LOOPBACK_IFINDEX };
 }
 
 /** Which families get policy routing: IPv4, and IPv6 when it is on and lo has an IPv6 address (not disabled). */
@@ -38,19 +44,50 @@ export async function routingFamilies(rt: Rtnetlink, ipv6: boolean): Promise<(4 
   return lo6.length > 0 ? [4, 6] : [4];
 }
 
+/** What applyPodRouting put in that was not there before: the rule and the route of each family. */
+export interface PodRoutingCreated {
+  family: 4 | 6;
+  rule: boolean;
+  route: boolean;
+}
+
 /**
- * applyPodRouting adds the rule and the route of each family. Idempotent: an identical rule already there (EEXIST)
- * is what was wanted, and the route is written with replace, as the reference does (RouteReplace).
+ * applyPodRouting adds the rule and the route of each family, and tells which of them it created. Idempotent: an
+ * identical rule already there (EEXIST) is what was wanted, and a route already there is written again with
+ * replace, as the reference does (RouteReplace); a new route is added exclusively, so that the answer tells it apart.
  */
-export async function applyPodRouting(rt: Rtnetlink, families: readonly (4 | 6)[]): Promise<void> {
+export async function applyPodRouting(rt: Rtnetlink, families: readonly (4 | 6)[]): Promise<PodRoutingCreated[]> {
+  const created: PodRoutingCreated[] = [];
   for (const family of families) {
+    const made = { family, rule: false, route: false };
+    created.push(made);
     try {
       await rt.addRule(inpodRoutingRule(family));
+      made.rule = true;
     } catch (err) {
-      if (!(err instanceof RtnetlinkError && err.code === 'EEXIST')) throw err;
+      if (!isExisting(err)) throw err;
     }
-    await rt.addRoute(inpodRoute(family), { replace: true });
+    try {
+      await rt.addRoute(inpodRoute(family));
+      made.route = true;
+    } catch (err) {
+      if (!isExisting(err)) throw err;
+      await rt.addRoute(inpodRoute(family), { replace: true });
+    }
   }
+  return created;
+}
+
+/** undoPodRouting deletes what applyPodRouting created (and nothing that was there before it); missing ones are fine. */
+export async function undoPodRouting(rt: Rtnetlink, created: readonly PodRoutingCreated[]): Promise<void> {
+  for (const { family, rule, route } of created) {
+    if (rule) await rt.delRule(inpodRoutingRule(family), { ignoreMissing: true });
+    if (route) await rt.delRoute(inpodRoute(family), { ignoreMissing: true });
+  }
+}
+
+function isExisting(err: unknown): boolean {
+  return err instanceof RtnetlinkError && err.code === 'EEXIST';
 }
 
 /** removePodRouting deletes the rule and the route of each family; missing ones are fine. */

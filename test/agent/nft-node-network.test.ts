@@ -37,6 +37,29 @@ it('fails at the inpod-rules step, changing nothing in the pod and adding no pro
   await node.close();
 });
 
+it('keeps the policy routing an earlier addPod made when a second addPod of the pod has its rules refused', async () => {
+  const node = new FakeNode();
+  const { ipset, ...options } = await node.options();
+  ipset?.close();
+  const net = new NodeNetwork({ ...options, backend: 'nftables', kubeletUid: 1000 });
+  await net.start();
+  const path = '/run/netns/twice-pod';
+  node.netns.add(path);
+  await net.addPod({ uid: 'uid-t', ips: ['10.246.0.2'], netns: path });
+  const fwmark = () => node.rtnetlinkOf(path).dump().rules.filter((r) => r.priority === 32764);
+  const local = () => node.rtnetlinkOf(path).dump().routes.filter((r) => r.table === 100);
+  expect(fwmark()).toHaveLength(1);
+  expect(local()).toHaveLength(1);
+  node.nftablesOf(path).failNext(1, { message: 'newrule', table: NFT_TABLES.raw });
+  const err = await net.addPod({ uid: 'uid-t', ips: ['10.246.0.2'], netns: path }).catch((e: unknown) => e);
+  expect(err).toMatchObject({ step: 'inpod-rules', code: 'ERR_AGENT_INPOD_RULES' });
+  // Only what the refused call itself put in is taken out: the rule and route were there before it.
+  expect(fwmark()).toHaveLength(1);
+  expect(local()).toHaveLength(1);
+  await net.stop();
+  await node.close();
+});
+
 it('prunes the element of an add whose answer was lost, so the next pod on that IP is not refused (FakeNftables)', async () => {
   const node = new FakeNode();
   const { ipset, ...options } = await node.options();
