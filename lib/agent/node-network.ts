@@ -227,13 +227,25 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     }
   }
 
+  /** Takes a pod back from the proxy after its enrollment failed elsewhere; a failure is logged, not thrown. */
+  async #undoProxy(p: PodInfo, proxy: WorkloadProxy): Promise<void> {
+    try {
+      await proxy.delWorkload(p.uid);
+    } catch (err) {
+      this.#log.warn(`pod '${p.uid}': the node proxy could not be told to drop it after its enrollment failed`, { pod: p.uid, error: String(err) });
+    }
+  }
+
   /**
    * addPod applies the in-pod rules and the policy routes (the fwmark rule and the local route of table 100) inside
-   * the pod's namespace first, side by side, then hands the namespace to the node proxy (with the `proxy` option; waits for its
-   * ack), and adds its IPs to the probe sets last, so a pod is never probed through SNAT before its rules exist and
-   * never starts without its proxy listeners. Idempotent: a second addPod changes nothing. Rejects with AgentError
-   * naming the failed step ('netns', 'inpod-rules', 'routes', 'proxy', 'probe-set'); a failed 'proxy' step is
-   * retryable (no proxy connected yet, the proxy refused) and a retry leaves no duplicate.
+   * the pod's namespace and hands the namespace to the node proxy (with the `proxy` option; waits for its ack), the
+   * three side by side, and adds its IPs to the probe sets last, once all three are done, so a pod is never probed
+   * through SNAT before its rules exist and never starts without its proxy listeners. Idempotent: a second addPod
+   * changes nothing. Rejects with AgentError naming the failed step ('netns', 'inpod-rules', 'routes', 'proxy',
+   * 'probe-set'; the first of the three in that order when several fail); a failed 'proxy' step is retryable (no
+   * proxy connected yet, the proxy refused) and a retry leaves no duplicate. A failed call takes back what it put in
+   * beside the failure: the routing it created when the rules are refused, and the proxy's copy of a pod this
+   * NodeNetwork did not hold before.
    */
   async addPod(pod: PodInfo): Promise<void> {
     const p = checkPod(pod, 'pod', this.#proxy !== undefined);
@@ -253,25 +265,24 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         // The runtime recreated the sandbox: the rules and the proxy's listeners go into the new namespace.
         this.#log.warn(`pod '${p.uid}' has a new namespace; enrolling it again`, { pod: p.uid, netns: ns.path });
       }
-      // Both go into the pod's own namespace and neither needs the other there (the rule matches the mark the
-      // rules set; the pod sends nothing before it starts): they go in together. Refused rules leave the pod as it
-      // was: what the routing put in beside them is taken out again.
-      const [rules, routing] = await Promise.allSettled([
+      // The rules and the routing go into the pod's own namespace and neither needs the other there (the rule
+      // matches the mark the rules set; the pod sends nothing before it starts), and the proxy's listeners need
+      // neither: all three go in together. A call that fails leaves the pod as it was: what the routing created
+      // beside refused rules is taken out, and a pod this agent did not hold before is taken back from the proxy.
+      const proxy = this.#proxy;
+      const [rules, routing, handed] = await Promise.allSettled([
         this.#inpodRules(p, () => this.#rules.applyPod(p, ns)),
         this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families)),
-      ]);
-      if (rules.status === 'rejected') {
-        if (routing.status === 'fulfilled') await this.#undoRouting(p, ns, routing.value);
-        throw rules.reason;
-      }
-      if (routing.status === 'rejected') throw routing.reason;
-      const proxy = this.#proxy;
-      if (proxy) {
-        await this.#step('proxy', p.uid, `handing pod '${p.uid}' to the node proxy`, async () => {
+        proxy && this.#step('proxy', p.uid, `handing pod '${p.uid}' to the node proxy`, async () => {
           if (ns.fd === undefined) throw invalidValue('pod.netns', 'a namespace with an fd for the node proxy', ns.path);
           await proxy.addWorkload(p.uid, p.workload!, { fd: ns.fd });
-        });
-      }
+        }),
+      ]);
+      const failed = [rules, routing, handed].find((r) => r.status === 'rejected');
+      if (failed === undefined) return;
+      if (rules.status === 'rejected' && routing.status === 'fulfilled') await this.#undoRouting(p, ns, routing.value);
+      if (proxy && handed.status === 'fulfilled' && before === undefined) await this.#undoProxy(p, proxy);
+      throw failed.reason;
     });
     await this.#step('probe-set', p.uid, `adding the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.add(ip, p.uid);

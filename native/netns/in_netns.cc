@@ -41,7 +41,7 @@ static ErrorInfo RunOnOwnThread(int netnsFd, const std::function<void()>& fn) {
 }
 
 // The hop thread: one long-lived thread that enters a namespace, runs the
-// work and goes back to the namespace it started in before it takes the next.
+// work and goes back to the process's own namespace before it takes the next.
 // Making a thread per hop costs more than the work (a socket or two); this one
 // only ever leaves home for the span of one fn. If it cannot go back, it ends
 // (it is never handed work again) and the next hop starts another.
@@ -71,20 +71,26 @@ class HopThread {
 
   // Called with m_ held.
   bool Start() {
-    // Home is the namespace of the thread that starts it (never one that has left its own).
-    int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (home < 0) return false;
     try {
-      std::thread(&HopThread::Loop, this, home).detach();
+      std::thread(&HopThread::Loop, this).detach();
     } catch (const std::system_error&) {
-      close(home);
       return false;
     }
     alive_ = true;
     return true;
   }
 
-  void Loop(int home) {
+  // Home is the namespace of the process's main thread (/proc/self names the thread group leader), opened for
+  // each return, so the process keeps no fd of its own for it.
+  static bool GoHome() {
+    int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (home < 0) return false;
+    bool ok = setns(home, CLONE_NEWNET) == 0;
+    close(home);
+    return ok;
+  }
+
+  void Loop() {
     std::unique_lock<std::mutex> lock(m_);
     for (;;) {
       wake_.wait(lock, [this] { return pending_; });
@@ -100,7 +106,7 @@ class HopThread {
         } catch (...) {
           *w.failure = std::current_exception();
         }
-        home_again = setns(home, CLONE_NEWNET) == 0;
+        home_again = GoHome();
       }
       lock.lock();
       done_ = true;
@@ -108,8 +114,6 @@ class HopThread {
         // Still inside the last namespace: this thread takes no more work.
         alive_ = false;
         finished_.notify_one();
-        lock.unlock();
-        close(home);
         return;
       }
       finished_.notify_one();

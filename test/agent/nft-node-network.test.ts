@@ -60,6 +60,36 @@ it('keeps the policy routing an earlier addPod made when a second addPod of the 
   await node.close();
 });
 
+it('takes a new pod back from the proxy when its rules are refused, and leaves an enrolled one with it', async () => {
+  const node = new FakeNode();
+  const { ipset, ...options } = await node.options();
+  ipset?.close();
+  const { server, ztunnel } = await node.proxy();
+  const net = new NodeNetwork({ ...options, backend: 'nftables', kubeletUid: 1000, proxy: server });
+  await net.start();
+  const workload = { name: 'p', namespace: 'default', serviceAccount: 'sa' };
+  const fresh = '/run/netns/refused-new';
+  const enrolled = '/run/netns/refused-again';
+  node.netns.add(fresh);
+  node.netns.add(enrolled);
+  await net.addPod({ uid: 'uid-e', ips: ['10.246.0.4'], netns: enrolled, workload });
+  for (const [uid, ip, path] of [['uid-n', '10.246.0.3', fresh], ['uid-e', '10.246.0.4', enrolled]] as const) {
+    node.nftablesOf(path).failNext(1, { message: 'newrule', table: NFT_TABLES.raw });
+    const err = await net.addPod({ uid, ips: [ip], netns: path, workload }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ step: 'inpod-rules', code: 'ERR_AGENT_INPOD_RULES', pod: uid });
+  }
+  // The new pod was handed over beside its rules and taken back once they were refused; the enrolled one stays.
+  expect(ztunnel.received.filter((m) => m.kind !== 'snapshotSent')).toEqual([
+    expect.objectContaining({ kind: 'add', uid: 'uid-e' }),
+    expect.objectContaining({ kind: 'add', uid: 'uid-n' }),
+    { kind: 'del', uid: 'uid-n' },
+    expect.objectContaining({ kind: 'add', uid: 'uid-e' }),
+  ]);
+  expect([...ztunnel.workloads.keys()]).toEqual(['uid-e']);
+  await net.stop();
+  await node.close();
+});
+
 it('prunes the element of an add whose answer was lost, so the next pod on that IP is not refused (FakeNftables)', async () => {
   const node = new FakeNode();
   const { ipset, ...options } = await node.options();

@@ -40,7 +40,7 @@ export function proxyContract(name: string, makeWorld: () => World): void {
       await world.cleanup();
     });
 
-    it("hands the pod's namespace to the proxy after its rules and before its probe entries; removePod drops it", async () => {
+    it("hands the pod's namespace to the proxy beside its rules and before its probe entries; removePod drops it", async () => {
       const { server, ztunnel } = await world.proxy();
       const net = await node(server);
       const pod = world.pod();
