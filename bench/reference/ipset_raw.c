@@ -3,6 +3,9 @@
  * against. No library; compiled with cc at bench time and run inside the
  * bench's namespace. Creates hash:ip set NAME (comment, maxelem 1M), adds N
  * entries 10.x.y.z with comment "c<i>", prints one JSON line, destroys it.
+ * Besides its clock it reports the CPU time of the same loop (user + system,
+ * getrusage), which a shared machine's load does not stretch as it does the
+ * clock.
  *
  *   ipset_raw single N NAME   one exclusive ADD per round trip; the loop is timed as a whole (usPerEntry
  *                             is the mean), with no clock read per add, as podnet's block of adds is
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +116,12 @@ static void entry(uint32_t i, uint32_t lineno) {
   end_nest(d);
 }
 
+static double cpu_ms(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -146,6 +156,7 @@ int main(int argc, char **argv) {
   end_nest(d);
   if (roundtrip(NULL)) { fprintf(stderr, "CREATE failed\n"); return 1; }
 
+  double c0 = cpu_ms();
   double t0 = now_ms();
   if (!batch) {
     for (uint32_t i = 0; i < n; i++) {
@@ -170,10 +181,12 @@ int main(int argc, char **argv) {
     }
   }
   double ms = now_ms() - t0;
+  double cpu = cpu_ms() - c0;
 
   begin(CMD_DESTROY, 0);
   str(A_SETNAME, name);
   roundtrip(NULL);
-  printf("{\"mode\":\"%s\",\"n\":%u,\"totalMs\":%.3f,\"usPerEntry\":%.4f}\n", argv[1], n, ms, n ? ms * 1000.0 / n : 0.0);
+  printf("{\"mode\":\"%s\",\"n\":%u,\"totalMs\":%.3f,\"usPerEntry\":%.4f,\"cpuMs\":%.3f,\"cpuUsPerEntry\":%.4f}\n", argv[1], n, ms,
+         n ? ms * 1000.0 / n : 0.0, cpu, n ? cpu * 1000.0 / n : 0.0);
   return 0;
 }

@@ -210,13 +210,16 @@ export class Ipset implements Disposable {
    * queued async work). It throws what add rejects with, and `ERR_IPSET_REENTERED` (errno `EDEADLK`) when called from
    * a NetlinkPeer's exchange() on this client.
    */
-  addSync(name: string, entry: IpsetEntry, options: { replace?: boolean } = {}): void {
-    sendSync(this.#session, cmd.add, 'add', name, entry, checkOptions<{ replace?: boolean }>('options', options).replace !== true);
+  addSync(name: string, entry: IpsetEntry, options?: { replace?: boolean }): void {
+    // No default options object: left out, there is nothing to check or read.
+    const excl = options === undefined || checkOptions<{ replace?: boolean }>('options', options).replace !== true;
+    sendSync(this.#session, cmd.add, 'add', name, entry, excl);
   }
 
   /** delSync is del() done synchronously; it throws what del rejects with, as addSync does. */
-  delSync(name: string, entry: IpsetEntry, options: { ignoreMissing?: boolean } = {}): void {
-    sendSync(this.#session, cmd.del, 'del', name, entry, checkOptions<{ ignoreMissing?: boolean }>('options', options).ignoreMissing !== true);
+  delSync(name: string, entry: IpsetEntry, options?: { ignoreMissing?: boolean }): void {
+    const excl = options === undefined || checkOptions<{ ignoreMissing?: boolean }>('options', options).ignoreMissing !== true;
+    sendSync(this.#session, cmd.del, 'del', name, entry, excl);
   }
 
   /** test tells whether entry is in the set. Rejects with IpsetError `ENOENT` when there is no such set. */

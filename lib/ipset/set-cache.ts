@@ -10,10 +10,27 @@ export class SetCache {
   readonly #shapes = new Map<string, SetShape>();
   /** Entries per set, as far as this client knows: from headers, then its own adds and dels. */
   readonly #sizes = new Map<string, number>();
+  /**
+   * The set last looked up, and its shape: a loop of single adds asks for one set each time, and the Map lookup
+   * (a hash of the name and a builtin's code) is part of every add. Any change to the shapes drops it.
+   */
+  #lastName: string | undefined;
+  #lastShape: SetShape | undefined;
 
   /** shape is the known shape of a set, or undefined. */
   shape(name: string): SetShape | undefined {
-    return this.#shapes.get(name);
+    if (name === this.#lastName) return this.#lastShape;
+    const shape = this.#shapes.get(name);
+    if (shape) {
+      this.#lastName = name;
+      this.#lastShape = shape;
+    }
+    return shape;
+  }
+
+  #shapesChanged(): void {
+    this.#lastName = undefined;
+    this.#lastShape = undefined;
   }
 
   /** size is the known size of a set, or undefined. */
@@ -24,6 +41,7 @@ export class SetCache {
   /** remember learns a set from its header (only sets whose entries podnet decodes) and returns its shape. */
   remember(header: IpsetHeader): SetShape {
     const shape = shapeOf(header);
+    this.#shapesChanged();
     if (header.decoded) {
       this.#shapes.set(header.name, shape);
       this.#sizes.set(header.name, header.elements);
@@ -33,6 +51,7 @@ export class SetCache {
 
   /** created learns a set this client made; with `exist` it may have been there, full, so its size stays unknown. */
   created(name: string, shape: SetShape, exist: boolean): void {
+    this.#shapesChanged();
     this.#shapes.set(name, shape);
     if (exist) this.#sizes.delete(name);
     else this.#sizes.set(name, 0);
@@ -40,6 +59,7 @@ export class SetCache {
 
   /** forget drops what the client knew of a set (all sets when name is undefined). */
   forget(name?: string): void {
+    this.#shapesChanged();
     if (name === undefined) {
       this.#shapes.clear();
       this.#sizes.clear();

@@ -49,6 +49,38 @@ bool RecordReader::Next(Record* r, bool* bad) {
   return true;
 }
 
+bool RecordReader::NextView(EntryView* v, bool* bad) {
+  size_t size = CheckNext(bad);
+  if (size == 0) return false;
+  uint16_t commentLen;
+  memcpy(&commentLen, p_ + 12, 2);
+  v->family = p_[2];
+  v->flags = p_[3];
+  v->cidr = p_[4];
+  v->proto = p_[5];
+  memcpy(&v->port, p_ + 6, 2);
+  memcpy(&v->timeout, p_ + 8, 4);
+  v->ip = p_ + 16;
+  v->comment = reinterpret_cast<const char*>(p_ + kRecordHeader);
+  v->commentLen = commentLen;
+  p_ += size;
+  return true;
+}
+
+EntryView ViewOf(const Record& r) {
+  EntryView v;
+  v.family = r.family;
+  v.flags = r.flags;
+  v.cidr = r.cidr;
+  v.proto = r.proto;
+  v.port = r.port;
+  v.timeout = r.timeout;
+  v.ip = r.ip;
+  v.comment = r.comment.data();
+  v.commentLen = r.comment.size();
+  return v;
+}
+
 void AppendRecord(std::vector<uint8_t>* out, const Record& r) {
   size_t size = Align8(kRecordHeader + r.comment.size());
   size_t off = out->size();
@@ -90,34 +122,46 @@ static uint8_t* PutBe32At(uint8_t* p, uint16_t type, uint32_t v) {
   return PutAttr(p, type | nl::kNlaNetByteorder, &be, 4);
 }
 
-void PutEntryData(nl::Writer& w, const Record& r, uint32_t lineno) {
-  const size_t ipLen = r.family == 2 ? 4 : 16;
-  const bool comment = (r.flags & kHasComment) != 0;
+// A string attribute of n bytes and the NUL the kernel expects after them
+// (NLA_NUL_STRING), which the bytes need not carry.
+static uint8_t* PutStringAttr(uint8_t* p, uint16_t type, const char* s, size_t n) {
+  uint16_t nlaLen = static_cast<uint16_t>(nl::kNlaHeader + n + 1);
+  memcpy(p, &nlaLen, 2);
+  memcpy(p + 2, &type, 2);
+  if (n > 0) memcpy(p + nl::kNlaHeader, s, n);
+  size_t total = AttrSize(n + 1);
+  memset(p + nl::kNlaHeader + n, 0, total - nl::kNlaHeader - n);
+  return p + total;
+}
+
+void PutEntryData(nl::Writer& w, const EntryView& e, uint32_t lineno) {
+  const size_t ipLen = e.family == 2 ? 4 : 16;
+  const bool comment = (e.flags & kHasComment) != 0;
   size_t size = nl::kNlaHeader + nl::kNlaHeader + AttrSize(ipLen);  // DATA { IP { addr } ...
-  if (r.flags & kHasCidr) size += AttrSize(1);
-  if (r.flags & kHasPort) size += AttrSize(2);
-  if (r.flags & kHasProto) size += AttrSize(1);
-  if (r.flags & kHasTimeout) size += AttrSize(4);
-  if (r.flags & kNomatch) size += AttrSize(4);
-  if (comment) size += AttrSize(r.comment.size() + 1);
+  if (e.flags & kHasCidr) size += AttrSize(1);
+  if (e.flags & kHasPort) size += AttrSize(2);
+  if (e.flags & kHasProto) size += AttrSize(1);
+  if (e.flags & kHasTimeout) size += AttrSize(4);
+  if (e.flags & kNomatch) size += AttrSize(4);
+  if (comment) size += AttrSize(e.commentLen + 1);
   if (lineno != 0) size += AttrSize(4);
 
   uint8_t* start = w.Append(size);
   uint8_t* p = PutAttr(start, IPSET_ATTR_DATA | nl::kNlaNested, nullptr, 0);
   uint8_t* ipNest = p;
   p = PutAttr(p, IPSET_ATTR_IP | nl::kNlaNested, nullptr, 0);
-  p = PutAttr(p, (r.family == 2 ? IPSET_ATTR_IPADDR_IPV4 : IPSET_ATTR_IPADDR_IPV6) | nl::kNlaNetByteorder, r.ip, ipLen);
+  p = PutAttr(p, (e.family == 2 ? IPSET_ATTR_IPADDR_IPV4 : IPSET_ATTR_IPADDR_IPV6) | nl::kNlaNetByteorder, e.ip, ipLen);
   uint16_t ipNestLen = static_cast<uint16_t>(p - ipNest);
   memcpy(ipNest, &ipNestLen, 2);
-  if (r.flags & kHasCidr) p = PutAttr(p, IPSET_ATTR_CIDR, &r.cidr, 1);
-  if (r.flags & kHasPort) {
-    uint16_t be = htobe16(r.port);
+  if (e.flags & kHasCidr) p = PutAttr(p, IPSET_ATTR_CIDR, &e.cidr, 1);
+  if (e.flags & kHasPort) {
+    uint16_t be = htobe16(e.port);
     p = PutAttr(p, IPSET_ATTR_PORT | nl::kNlaNetByteorder, &be, 2);
   }
-  if (r.flags & kHasProto) p = PutAttr(p, IPSET_ATTR_PROTO, &r.proto, 1);
-  if (r.flags & kHasTimeout) p = PutBe32At(p, IPSET_ATTR_TIMEOUT, r.timeout);
-  if (r.flags & kNomatch) p = PutBe32At(p, IPSET_ATTR_CADT_FLAGS, IPSET_FLAG_NOMATCH);
-  if (comment) p = PutAttr(p, IPSET_ATTR_COMMENT, r.comment.c_str(), r.comment.size() + 1);
+  if (e.flags & kHasProto) p = PutAttr(p, IPSET_ATTR_PROTO, &e.proto, 1);
+  if (e.flags & kHasTimeout) p = PutBe32At(p, IPSET_ATTR_TIMEOUT, e.timeout);
+  if (e.flags & kNomatch) p = PutBe32At(p, IPSET_ATTR_CADT_FLAGS, IPSET_FLAG_NOMATCH);
+  if (comment) p = PutStringAttr(p, IPSET_ATTR_COMMENT, e.comment, e.commentLen);
   if (lineno != 0) p = PutBe32At(p, IPSET_ATTR_CADT_LINENO, lineno);
   uint16_t dataLen = static_cast<uint16_t>(p - start);
   memcpy(start, &dataLen, 2);

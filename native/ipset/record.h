@@ -52,12 +52,33 @@ struct Record {
   std::string comment;
 };
 
+// EntryView is what the encoder reads of one entry: a decoded Record's
+// fields, or those of a record where it lies in its buffer
+// (RecordReader::NextView), so that a batch is encoded without first copying
+// every entry and its comment into a Record. Its pointers live as long as
+// what they point into.
+struct EntryView {
+  uint8_t family = 0;
+  uint8_t flags = 0;
+  uint8_t cidr = 0;
+  uint8_t proto = 0;
+  uint16_t port = 0;
+  uint32_t timeout = 0;
+  const uint8_t* ip = nullptr;     // 16 bytes
+  const char* comment = nullptr;   // commentLen bytes, not NUL-terminated
+  size_t commentLen = 0;
+};
+
+EntryView ViewOf(const Record& r);
+
 // A read-only view over a buffer of records, checked as it is walked.
 class RecordReader {
  public:
   RecordReader(const uint8_t* data, size_t len) : start_(data), p_(data), end_(data + len) {}
   // False at the end; *bad set when a record is malformed.
   bool Next(Record* out, bool* bad);
+  // Like Next, pointing into the buffer instead of copying out of it.
+  bool NextView(EntryView* out, bool* bad);
   // Like Next, checking the record without decoding it.
   bool Skip(bool* bad);
   // Offset of the next record from the start of the buffer.
@@ -76,7 +97,8 @@ class RecordReader {
 void AppendRecord(std::vector<uint8_t>* out, const Record& r);
 
 // Writes the entry as one IPSET_ATTR_DATA nest. lineno 0 means none.
-void PutEntryData(nl::Writer& w, const Record& r, uint32_t lineno);
+void PutEntryData(nl::Writer& w, const EntryView& e, uint32_t lineno);
+inline void PutEntryData(nl::Writer& w, const Record& r, uint32_t lineno) { PutEntryData(w, ViewOf(r), lineno); }
 
 // Reads one entry DATA nest of a dump into a record. False when malformed.
 bool ParseEntryAttrs(const uint8_t* data, size_t len, uint8_t family, Record* out);

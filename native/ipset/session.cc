@@ -177,12 +177,12 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
   *applied = 0;
   // Check every record first (a malformed buffer changes nothing) and note
   // where each starts, so encoding can resume after a failing entry. The
-  // check does not decode; records are decoded once, while encoding, into a
-  // reused scratch: no copy of the batch.
+  // check does not decode; records are read once, while encoding, where they
+  // lie: no copy of the batch, nor of any entry's comment.
   std::vector<uint32_t>& offsets = offsets_;
   offsets.clear();
   RecordReader reader(data, len);
-  Record r;
+  EntryView r;
   {
     bool bad = false;
     size_t at = reader.offset();
@@ -211,7 +211,7 @@ ErrorInfo Session::Adt(uint8_t cmd, const std::string& name, const uint8_t* data
     uint32_t first = next;
     reader.Seek(next < total ? offsets[next] : len);
     bool bad = false;
-    while (next < total && reader.Next(&r, &bad)) {
+    while (next < total && reader.NextView(&r, &bad)) {
       size_t before = w_.size();
       PutEntryData(w_, r, next + 1);
       if (w_.size() - adt > kMaxAdtBytes && next > first) {
