@@ -207,7 +207,7 @@ export class Nftables extends NetlinkClient<RawNftablesHandle> {
 
   /**
    * elementsStream yields a set's elements as elements() lists them, reading the kernel's dump a chunk at a time
-   * (`chunk` elements, default 4096) over a socket of its own, so memory stays bounded however large the set is and
+   * (`chunk` elements, default 512) over a socket of its own, so memory stays bounded however large the set is and
    * the client's other operations go on meanwhile; the socket closes when the loop ends. An interval set is read
    * whole before its first range is yielded (its ranges are merged from starts and ends in key order). Throws
    * InvalidArgumentError on bad arguments and ERR_NFTABLES_CLOSED after close() when iteration begins; rejects with

@@ -225,6 +225,12 @@ export function elementOf(e: RawNftElement, set: RawNftSet | undefined): NftElem
   return toElement(e, contextOf(set));
 }
 
+/** elementConverter is elementOf for many elements of one set: what the set tells of its keys is read once. */
+export function elementConverter(set: RawNftSet | undefined): (e: RawNftElement) => NftElement {
+  const ctx = contextOf(set);
+  return (e) => toElement(e, ctx);
+}
+
 /** rangeHolding is the range of an interval set's listing that holds key, undefined when none does. */
 export function rangeHolding(list: RawNftElement[], set: RawNftSet | undefined, key: Uint8Array): NftElement | undefined {
   const k = toBig(Buffer.from(key));
