@@ -9,26 +9,21 @@
 
 namespace podnet {
 
-ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn) {
-  if (netnsFd < 0) {
-    fn();
-    return ErrorInfo{};
-  }
+// Runs fn on a thread of its own once enter() succeeded there; enter's error otherwise. The thread ends right after
+// fn, still inside whatever namespace enter put it in: that is the point.
+static ErrorInfo OnShortLivedThread(const std::function<ErrorInfo()>& enter, const std::function<void()>& fn) {
   ErrorInfo result;
   std::exception_ptr failure;
   std::thread worker;
   try {
     worker = std::thread([&] {
-    if (setns(netnsFd, CLONE_NEWNET) != 0) {
-      result = SystemError(errno, "setns");
-      return;
-    }
-    try {
-      fn();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    // The thread ends here, still inside the namespace: that is the point.
+      result = enter();
+      if (result.failed()) return;
+      try {
+        fn();
+      } catch (...) {
+        failure = std::current_exception();
+      }
     });
   } catch (const std::system_error& e) {
     return SystemError(e.code().value(), "pthread_create");
@@ -36,6 +31,20 @@ ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn) {
   worker.join();
   if (failure) std::rethrow_exception(failure);
   return result;
+}
+
+ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn) {
+  if (netnsFd < 0) {
+    fn();
+    return ErrorInfo{};
+  }
+  return OnShortLivedThread(
+      [netnsFd] { return setns(netnsFd, CLONE_NEWNET) != 0 ? SystemError(errno, "setns") : ErrorInfo{}; }, fn);
+}
+
+ErrorInfo RunInNewNetns(const std::function<void()>& fn) {
+  return OnShortLivedThread([] { return unshare(CLONE_NEWNET) != 0 ? SystemError(errno, "unshare") : ErrorInfo{}; },
+                            fn);
 }
 
 }  // namespace podnet
