@@ -1,6 +1,7 @@
 /**
- * Probes that need a namespace of their own: making one, IPv6 in it, the pod's policy routing, and the node proxy's
- * unix seqpacket sockets with fd passing. Each runs the way the agent uses the feature.
+ * Probes of namespaces and what a pod's namespace holds: making and entering one, IPv6 in it, the pod's policy routing
+ * (each in a namespace of its own), and the node proxy's unix seqpacket sockets passing a namespace fd. Each runs the
+ * way the agent uses the feature.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -74,22 +75,25 @@ export async function policyRoutingProbe(context: PreflightContext): Promise<str
   });
 }
 
-/** unixSeqpacketProbe passes a namespace fd over a SOCK_SEQPACKET connection, as the ZDS server does. */
-export async function unixSeqpacketProbe(context: PreflightContext): Promise<string> {
+/**
+ * unixSeqpacketProbe passes a namespace fd over a SOCK_SEQPACKET connection, as the ZDS server does, and checks that
+ * what arrives is that namespace. Passing an fd changes no namespace, so this process's own serves: no scratch needed.
+ */
+export async function unixSeqpacketProbe(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'podnet-pf-'));
   try {
-    return await context.scratch(async (ns) => {
-      using server = SeqpacketServer.listen({ path: join(dir, 's') });
-      const accepted = server.accept({ timeoutMs: 30_000 });
-      using client = await SeqpacketSocket.connect(server.path, { timeoutMs: 30_000 });
-      using peer = await accepted;
-      await client.send(new Uint8Array([1]), { fds: [ns.fd], timeoutMs: 30_000 });
-      const got = await peer.receive({ timeoutMs: 30_000, maxFds: 1 });
-      const fd = got?.fds[0];
-      if (!fd) throw new Error('a message came without its fd');
-      fd.close();
-      return 'a namespace fd passed with SCM_RIGHTS';
-    });
+    using ns = Netns.current();
+    using server = SeqpacketServer.listen({ path: join(dir, 's') });
+    const accepted = server.accept({ timeoutMs: 30_000 });
+    using client = await SeqpacketSocket.connect(server.path, { timeoutMs: 30_000 });
+    using peer = await accepted;
+    await client.send(new Uint8Array([1]), { fds: [ns.fd], timeoutMs: 30_000 });
+    const got = await peer.receive({ timeoutMs: 30_000, maxFds: 1 });
+    const fd = got?.fds[0];
+    if (!fd) throw new Error('a message came without its fd');
+    using passed = fd.toNetns();
+    if (!passed.equals(ns)) throw new Error(`the fd passed arrived as another namespace (${passed.id}, not ${ns.id})`);
+    return 'a namespace fd passed with SCM_RIGHTS';
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
