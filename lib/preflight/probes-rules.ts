@@ -84,9 +84,13 @@ async function openDetected(context: PreflightContext, ns: Netns, family: 4 | 6)
 /** iptablesBackendsProbe tells which iptables backends run, with their versions; it fails when none does. */
 export async function iptablesBackendsProbe(context: PreflightContext): Promise<string> {
   return context.scratch(async (ns) => {
-    // Independent runs, so they overlap: each backend's version, and what detection picks.
+    // Independent runs, so they overlap: each backend's version, and what detection picks. The detection runs in
+    // this namespace for the other probes too, so it is waited for before the namespace goes, whatever is found.
     const detecting = detectedBackend(context, ns, 4);
-    detecting.catch(() => undefined);
+    const detected = detecting.then(
+      (backend) => backend,
+      () => undefined,
+    );
     const tries = await Promise.all(
       (['nft', 'legacy'] as const).map(async (backend) => {
         try {
@@ -98,6 +102,7 @@ export async function iptablesBackendsProbe(context: PreflightContext): Promise<
       }),
     );
     const found = tries.flatMap((t) => (t.found === undefined ? [] : [t.found]));
+    await detected;
     if (found.length === 0) throw new Error(`no iptables backend runs (${tries.map((t) => t.why).join('; ')})`);
     return `${found.join(', ')}; detected: ${await detecting}`;
   });

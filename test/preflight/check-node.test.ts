@@ -99,6 +99,8 @@ describePrivileged('checkNode on the kernel', () => {
     expect(backends.detail).toContain('ENOENT');
     expect(backends.detail).toContain('iptables-nft or iptables-legacy on the PATH');
     expect(row(report, 'iptables mark, connmark, CT --zone, REDIRECT').ok).toBe(false);
+    // The rule probes share the backends probe's detection, and say what it said, not that its namespace went.
+    expect(row(report, 'iptables mark, connmark, CT --zone, REDIRECT').detail).toContain(`program 'iptables-nft-restore' is not on the path '${emptyDir}' [ENOENT]`);
     // ipset speaks netlink: it needs no program.
     expect(row(report, 'ipset hash:ip with comment').ok).toBe(true);
     expect(report.ok).toBe(false);
