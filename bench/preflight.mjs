@@ -1,11 +1,18 @@
 // Scenario 14: the preflight's cost against NodeNetwork.start() in the same run. start() runs checkNode first and
-// keeps its report for the process, so what an agent pays on every start after the first is the cached answer; the
-// first start of a process pays a whole check (every probe in a fresh namespace), reported beside it.
-import { NodeNetwork, checkNode } from '../dist/index.js';
+// keeps its report for the process: a process's first start pays a whole check (every probe in a fresh anonymous
+// namespace), every later one the cached answer. Both are timed beside a start() without the preflight, and the whole
+// check per backend beside them.
+import { NodeNetwork, PreflightError, checkNode } from '../dist/index.js';
 import { interleaved, now, stats } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A first start's preflight, every time: the check start() wires in, with the process's report not kept. */
+async function freshPreflight() {
+  const report = await checkNode({ backend: 'iptables', cache: false });
+  return report.ok ? undefined : new PreflightError(report);
+}
 
 /** startOnce times one start() (its own clock: the stop() after it is not part of the sample). */
 async function startOnce(host, preflight) {
@@ -23,10 +30,11 @@ export async function preflightScenarios(res, cfg) {
     // The cached contender needs the report first; a failed check would make every start() fail, so say why.
     const first = await checkNode({ backend: 'iptables' });
     if (!first.ok) throw new Error(`preflight finds features missing on this machine: ${first.missing.map((r) => r.feature).join(', ')}`);
-    const [bare, cached] = await interleaved(
+    const [bare, cached, fresh] = await interleaved(
       [
         { run: () => startOnce(host, false) },
         { run: () => startOnce(host, true) },
+        { run: () => startOnce(host, freshPreflight) },
       ],
       { warmup: 2, samples: cfg.preflightStarts },
     );
@@ -39,10 +47,17 @@ export async function preflightScenarios(res, cfg) {
     );
     const b = res.row(S, 'start(), preflight: false (iptables backend)', bare, { podnet: true });
     const c = res.row(S, 'start() with the preflight (the process report, as every start after the first)', cached);
-    res.row(S, 'checkNode, cache: false, iptables (a first start pays this once)', coldIpt, { note: 'every probe in a fresh namespace' });
-    res.row(S, 'checkNode, cache: false, nftables', coldNft);
+    const f = res.row(S, "start() with the preflight probing anew (a process's first start)", fresh);
+    res.row(S, 'checkNode, cache: false, iptables', coldIpt, { note: 'every probe in a fresh anonymous namespace' });
+    const n = res.row(S, 'checkNode, cache: false, nftables', coldNft);
     res.target(S, 'start() with preflight - start() without (difference of medians), ms', c.median - b.median, '<=', 30, ' ms');
-    res.note(`14: a first start() of a process pays the whole check once: ${Math.round(stats(coldIpt).median)} ms median for iptables, ${Math.round(stats(coldNft).median)} ms for nftables`);
+    // The issue's bar for a first start; reported, not gated: on this shared 2-vCPU VM the check's eight iptables
+    // program runs alone take tens of ms of CPU when other work loads it (see README, scenario 14).
+    res.target(S, 'first start() - start() without (difference of medians; the whole check, iptables), ms', f.median - b.median, '<=', 40, ' ms', { gate: false });
+    res.target(S, 'checkNode, cache: false, nftables (median), ms', n.median, '<=', 25, ' ms');
+    res.note(
+      `14: the whole check (cache: false), median: ${Math.round(stats(coldIpt).median)} ms for iptables, ${Math.round(stats(coldNft).median)} ms for nftables; ` +
+        `a first start() paid ${Math.round(f.median - b.median)} ms over one without the preflight`,
+    );
   }, 1, 'pf');
 }
-

@@ -378,6 +378,8 @@ export interface NativeBinding {
   netnsIdentify(fd: number): RawNetns;
   netnsDup(fd: number): RawNetns;
   netnsClose(fd: number): void;
+  /** Makes an anonymous network namespace with its loopback up, on a short-lived thread: its fd and identity. */
+  netnsCreate(): Promise<RawNetns>;
   /** Takes the xtables lock at path without waiting: the fd holding it; throws EWOULDBLOCK while another holds it. */
   xtablesTryLock(path: string): number;
   /** Releases a lock xtablesTryLock took. */

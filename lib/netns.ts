@@ -3,7 +3,7 @@
  * namespace file and that namespace's identity (device and inode): two handles
  * on the same namespace are equal however they were opened.
  */
-import { PodnetError } from './errors.js';
+import { PodnetError, withCallerStack } from './errors.js';
 import { native } from './native.js';
 import { checkInteger, checkString, invalidValue } from './validate.js';
 
@@ -72,6 +72,19 @@ export class Netns implements Disposable {
     checkString('path', path, 4096);
     const raw = native.netnsIdentify(fd);
     return new Netns(path, raw.fd, raw.dev, raw.ino);
+  }
+
+  /**
+   * Netns.create makes a new, empty network namespace with its loopback up (as a pod's starts), and resolves a handle
+   * on it. The namespace is anonymous: nothing names it in /run/netns, so there is nothing to delete and nothing to
+   * leak; it lives while this handle (or a duplicate, or a process started in it) does, and the kernel frees it when
+   * the last goes. The kernel's setup runs on a short-lived thread of its own, never on the JS thread. Rejects with a
+   * PodnetSystemError carrying `errno` and `syscall` (operation `create`): `EPERM` from `unshare` without
+   * CAP_SYS_ADMIN, `ENOSPC` past the user's namespace limit, `EINVAL` for a kernel without network namespaces.
+   */
+  static async create(): Promise<Netns> {
+    const raw = await withCallerStack(native.netnsCreate(), new Error('netns create'));
+    return new Netns(`/proc/self/fd/${raw.fd}`, raw.fd, raw.dev, raw.ino);
   }
 
   /** Netns.current opens the namespace of this process (of its main thread, where JS runs). */

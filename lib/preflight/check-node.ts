@@ -1,7 +1,8 @@
 /**
- * checkNode: the preflight. It runs the probes of a configuration (each in a fresh namespace it deletes, or reading
- * the node without changing it), turns each into a row, and never throws for a missing feature: a probe that fails
- * or cannot run is a row saying why. A report of the default probes is kept per configuration for the process.
+ * checkNode: the preflight. It runs the probes of a configuration (each in a fresh anonymous namespace that goes when
+ * the probe ends, or reading the node without changing it), turns each into a row, and never throws for a missing
+ * feature: a probe that fails or cannot run is a row saying why. A report of the default probes is kept per
+ * configuration for the process.
  */
 import { failure, preflightCheckChannel, timing, type PreflightCheckMessage } from '../diagnostics.js';
 import { SAFE_PATH } from '../spawn.js';
@@ -113,8 +114,9 @@ function publish(checked: Checked, start: number, cached: boolean, report: Prefl
  * checkNode probes what the chosen configuration (backend, IPv6) needs of this node and resolves a report with one
  * row per feature; `ok` is false when a required feature is missing, and `missing` names those rows. Throws
  * InvalidArgumentError for bad options; never rejects for a missing or unprobeable feature (that is a row). Each
- * probe that changes anything does so in a fresh network namespace it deletes. With the default probes the report
- * is kept for the process: later calls for the same configuration resolve it again (`cache: false` probes anew).
+ * probe that changes anything does so in a fresh anonymous network namespace (Netns.create), gone when the probe
+ * ends. With the default probes the report is kept for the process: later calls for the same configuration resolve
+ * it again (`cache: false` probes anew).
  */
 export async function checkNode(options?: PreflightOptions): Promise<PreflightReport> {
   const checked = checkPreflightOptions(options);

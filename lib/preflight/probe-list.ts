@@ -24,7 +24,7 @@ export function defaultProbes(backend: PreflightBackend, ipv6: boolean): Preflig
     { id: 'cap-net-admin', feature: 'CAP_NET_ADMIN', neededBy: 'agent (sets, rules, routes)', required: true, provides: 'the container security context', run: capability('CAP_NET_ADMIN') },
     { id: 'cap-sys-admin', feature: 'CAP_SYS_ADMIN', neededBy: 'agent (entering pod namespaces)', required: true, provides: 'the container security context', run: capability('CAP_SYS_ADMIN') },
     { id: 'cap-sys-ptrace', feature: 'CAP_SYS_PTRACE', neededBy: '/proc discovery (other processes\' netns)', required: false, provides: 'the container security context', run: capability('CAP_SYS_PTRACE') },
-    { id: 'netns', feature: 'network namespaces', neededBy: 'agent (pods), preflight', required: true, provides: 'CONFIG_NET_NS, iproute2 ip', run: netnsProbe },
+    { id: 'netns', feature: 'network namespaces', neededBy: 'agent (pods), preflight', required: true, provides: 'CONFIG_NET_NS', run: netnsProbe },
     { id: 'ipv6', feature: 'IPv6', neededBy: 'ipv6 option', required: ipv6, provides: 'ipv6', run: ipv6Probe },
     { id: 'policy-routing', feature: 'policy routing (fwmark rule, local route table)', neededBy: 'in-pod routing', required: true, provides: 'CONFIG_IP_MULTIPLE_TABLES, fib_rules', run: policyRoutingProbe },
     { id: 'unix-seqpacket', feature: 'unix seqpacket with fd passing', neededBy: 'node proxy (ZDS), CNI plugin', required: true, provides: 'unix', run: unixSeqpacketProbe },

@@ -8,6 +8,7 @@ import { NFT_TABLES, nftHostRules, nftInpodRules } from '../agent/nft-rules.js';
 import { NftablesGenerationError } from '../errors.js';
 import { Ipset } from '../ipset/client.js';
 import type { IpsetCreateOptions, IpsetEntry } from '../ipset/types.js';
+import type { IptablesBackend } from '../iptables/backend.js';
 import { Iptables } from '../iptables/iptables.js';
 import { NetnsRunner } from '../iptables/runner.js';
 import type { Netns } from '../netns.js';
@@ -53,29 +54,57 @@ export function ipsetProbe(create: IpsetCreateOptions, entry: IpsetEntry): (cont
     );
 }
 
-async function openIptables(context: PreflightContext, ns: Netns, family: 4 | 6, backend: 'auto' | 'nft' | 'legacy'): Promise<Iptables> {
+async function openIptables(context: PreflightContext, ns: Netns, family: 4 | 6, backend: 'auto' | IptablesBackend): Promise<Iptables> {
   // The standard folders are where the agent finds its programs: then the probe runs them exactly as it does.
   const runner = context.path === SAFE_PATH ? new NetnsRunner(ns, { timeoutMs: TIMEOUT_MS }) : new PathRunner(ns, context.path, TIMEOUT_MS);
   return Iptables.open({ netns: ns, family, backend, runner });
 }
 
+// What `backend: 'auto'` picks in a namespace holding no rules, per check and family. Every scratch namespace is
+// such a namespace, so one detection (a save run per backend) answers for every probe of a check, as the agent
+// detects once at start and opens every pod's client with what it found.
+const detections = new WeakMap<PreflightContext, Map<4 | 6, Promise<IptablesBackend>>>();
+
+function detectedBackend(context: PreflightContext, ns: Netns, family: 4 | 6): Promise<IptablesBackend> {
+  let perFamily = detections.get(context);
+  if (!perFamily) detections.set(context, (perFamily = new Map()));
+  let pending = perFamily.get(family);
+  if (!pending) {
+    pending = openIptables(context, ns, family, 'auto').then((ipt) => ipt.backend);
+    perFamily.set(family, pending);
+  }
+  return pending;
+}
+
+/** openDetected opens a client for family with the backend 'auto' picks in an empty namespace (see above). */
+async function openDetected(context: PreflightContext, ns: Netns, family: 4 | 6): Promise<Iptables> {
+  return openIptables(context, ns, family, await detectedBackend(context, ns, family));
+}
+
 /** iptablesBackendsProbe tells which iptables backends run, with their versions; it fails when none does. */
 export async function iptablesBackendsProbe(context: PreflightContext): Promise<string> {
   return context.scratch(async (ns) => {
-    const found: string[] = [];
-    const why: string[] = [];
-    for (const backend of ['nft', 'legacy'] as const) {
-      try {
-        const ipt = await openIptables(context, ns, 4, backend);
-        found.push(`${backend} ${ipt.version}`);
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        why.push(`${backend}: ${(err as Error).message}${typeof code === 'string' ? ` [${code}]` : ''}`);
-      }
-    }
-    const auto = found.length > 0 ? (await openIptables(context, ns, 4, 'auto')).backend : undefined;
-    if (auto === undefined) throw new Error(`no iptables backend runs (${why.join('; ')})`);
-    return `${found.join(', ')}; detected: ${auto}`;
+    // Independent runs, so they overlap: each backend's version, and what detection picks. The detection runs in
+    // this namespace for the other probes too, so it is waited for before the namespace goes, whatever is found.
+    const detecting = detectedBackend(context, ns, 4);
+    const detected = detecting.then(
+      (backend) => backend,
+      () => undefined,
+    );
+    const tries = await Promise.all(
+      (['nft', 'legacy'] as const).map(async (backend) => {
+        try {
+          return { found: `${backend} ${(await openIptables(context, ns, 4, backend)).version}` };
+        } catch (err) {
+          const code = (err as { code?: unknown }).code;
+          return { why: `${backend}: ${(err as Error).message}${typeof code === 'string' ? ` [${code}]` : ''}` };
+        }
+      }),
+    );
+    const found = tries.flatMap((t) => (t.found === undefined ? [] : [t.found]));
+    await detected;
+    if (found.length === 0) throw new Error(`no iptables backend runs (${tries.map((t) => t.why).join('; ')})`);
+    return `${found.join(', ')}; detected: ${await detecting}`;
   });
 }
 
@@ -83,7 +112,7 @@ export async function iptablesBackendsProbe(context: PreflightContext): Promise<
 export function iptablesInpodProbe(family: 4 | 6): (context: PreflightContext) => Promise<string> {
   return (context) =>
     context.scratch(async (ns) => {
-      const ipt = await openIptables(context, ns, family, 'auto');
+      const ipt = await openDetected(context, ns, family);
       await ipt.apply(inpodRules({ family }));
       return `applied with ${ipt.family === 6 ? 'ip6tables' : 'iptables'} ${ipt.version} (${ipt.backend})`;
     });
@@ -96,7 +125,7 @@ export function iptablesHostProbe(family: 4 | 6): (context: PreflightContext) =>
       await withIpset(ns, (ipset) =>
         ipset.create(`istio-inpod-probes-v${family}`, { type: 'hash:ip', family: family === 6 ? 'inet6' : 'inet', comment: true }),
       );
-      const ipt = await openIptables(context, ns, family, 'auto');
+      const ipt = await openDetected(context, ns, family);
       await ipt.apply(hostProbeRules({ family }));
       return `applied with ${ipt.family === 6 ? 'ip6tables' : 'iptables'} ${ipt.version} (${ipt.backend})`;
     });

@@ -66,8 +66,8 @@ export type PreflightProbeId =
   | 'nft-generation';
 
 /**
- * PreflightContext is what a probe gets: the configuration, and scratch() to work in a fresh namespace that is
- * deleted when its callback ends (resolved or rejected).
+ * PreflightContext is what a probe gets: the configuration, and scratch() to work in a fresh namespace that goes
+ * when its callback ends (resolved or rejected).
  */
 export interface PreflightContext {
   /** The backend being checked. */
@@ -78,7 +78,10 @@ export interface PreflightContext {
   readonly hostProcRoot: string;
   /** Where iptables programs are looked up (default SAFE_PATH). */
   readonly path: string;
-  /** scratch runs fn with a fresh network namespace of its own (loopback up, sysctls set), deleted afterwards. */
+  /**
+   * scratch runs fn with a fresh, anonymous network namespace of its own (loopback up, sysctls set), which goes once
+   * fn has ended and the programs it started there have exited.
+   */
   scratch<T>(fn: (netns: Netns) => Promise<T>): Promise<T>;
 }
 

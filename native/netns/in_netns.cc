@@ -13,24 +13,21 @@
 
 namespace podnet {
 
-// A thread made for one piece of work: it joins the namespace, runs fn and
-// ends there. The fallback when the hop thread cannot be had.
-static ErrorInfo RunOnOwnThread(int netnsFd, const std::function<void()>& fn) {
+// Runs fn on a thread of its own once enter() succeeded there; enter's error otherwise. The thread ends right after
+// fn, still inside whatever namespace enter put it in: that is the point.
+static ErrorInfo OnShortLivedThread(const std::function<ErrorInfo()>& enter, const std::function<void()>& fn) {
   ErrorInfo result;
   std::exception_ptr failure;
   std::thread worker;
   try {
     worker = std::thread([&] {
-      if (setns(netnsFd, CLONE_NEWNET) != 0) {
-        result = SystemError(errno, "setns");
-        return;
-      }
+      result = enter();
+      if (result.failed()) return;
       try {
         fn();
       } catch (...) {
         failure = std::current_exception();
       }
-      // The thread ends here, still inside the namespace: that is the point.
     });
   } catch (const std::system_error& e) {
     return SystemError(e.code().value(), "pthread_create");
@@ -136,9 +133,18 @@ ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn) {
   static HopThread* hop = new HopThread();
   ErrorInfo result;
   std::exception_ptr failure;
-  if (!hop->Run(netnsFd, fn, &result, &failure)) return RunOnOwnThread(netnsFd, fn);
+  if (!hop->Run(netnsFd, fn, &result, &failure)) {
+    // No hop thread to be had: a thread of its own, which ends inside the namespace.
+    return OnShortLivedThread(
+        [netnsFd] { return setns(netnsFd, CLONE_NEWNET) != 0 ? SystemError(errno, "setns") : ErrorInfo{}; }, fn);
+  }
   if (failure) std::rethrow_exception(failure);
   return result;
+}
+
+ErrorInfo RunInNewNetns(const std::function<void()>& fn) {
+  return OnShortLivedThread([] { return unshare(CLONE_NEWNET) != 0 ? SystemError(errno, "unshare") : ErrorInfo{}; },
+                            fn);
 }
 
 }  // namespace podnet

@@ -1,5 +1,5 @@
-// JS surface of native/netns: open/close/identify, and the probe used to prove
-// that namespace-scoped work never leaves a thread in another namespace.
+// JS surface of native/netns: open/close/identify, create, and the probe used to
+// prove that namespace-scoped work never leaves a thread in another namespace.
 #include "netns/netns_binding.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "netns/in_netns.h"
+#include "netns/netns_create.h"
 #include "netns/netns_open.h"
 #include "util/js_error.h"
 #include "util/promise_worker.h"
@@ -67,6 +68,28 @@ static Napi::Value NetnsClose(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// A new anonymous namespace. Off the JS thread: the kernel's setup of a namespace (every per-namespace subsystem's
+// init) takes a while. The fd is the JS handle's from Result on; a baton dropped before then closes it.
+struct NetnsCreateBaton {
+  int fd = -1;
+  NetnsIdentity id;
+  ErrorInfo error;
+
+  ~NetnsCreateBaton() {
+    if (fd >= 0) close(fd);
+  }
+  void Execute() { error = CreateNetns(&fd, &id); }
+  Napi::Value Result(Napi::Env env) {
+    Napi::Value out = IdentityObject(env, fd, id);
+    fd = -1;
+    return out;
+  }
+};
+
+static Napi::Value NetnsCreate(const Napi::CallbackInfo& info) {
+  return PromiseWorker<NetnsCreateBaton>::Queue(info.Env(), "podnet:netnsCreate", std::make_unique<NetnsCreateBaton>());
+}
+
 // Inode of the network namespace that a thread running RunInNetns is in.
 struct InodeInsideBaton {
   int fd = -1;
@@ -97,6 +120,7 @@ void RegisterNetns(Napi::Env env, Napi::Object exports) {
   exports.Set("netnsIdentify", Napi::Function::New(env, NetnsIdentify, "netnsIdentify"));
   exports.Set("netnsDup", Napi::Function::New(env, NetnsDup, "netnsDup"));
   exports.Set("netnsClose", Napi::Function::New(env, NetnsClose, "netnsClose"));
+  exports.Set("netnsCreate", Napi::Function::New(env, NetnsCreate, "netnsCreate"));
   exports.Set("netnsInodeInside", Napi::Function::New(env, NetnsInodeInside, "netnsInodeInside"));
 }
 

@@ -20,6 +20,11 @@ export function fdsTo(target: string): number[] {
   return [...openFds()].filter(([, t]) => t === target).map(([fd]) => fd);
 }
 
+/** netnsFds lists what this process's fds on network namespaces refer to ("net:[inode]"), sorted. */
+export function netnsFds(): string[] {
+  return [...openFds().values()].filter((target) => target.startsWith('net:[')).sort();
+}
+
 // O_CLOEXEC as /proc/self/fdinfo prints flags (octal).
 const O_CLOEXEC = 0o2000000;
 

@@ -1,24 +1,19 @@
 // checkNode on the real kernel: every row probed for real in throwaway namespaces, missing features made real
-// where a namespace can lack them (IPv6 off by sysctl, no iptables on the PATH given), and the rest simulated by
-// replacing probes. Nothing is left behind in /run/netns.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+// where a namespace can lack them (IPv6 off by sysctl, no iptables on the PATH given, no CAP_SYS_ADMIN), and the
+// rest simulated by replacing probes. The namespaces are anonymous: nothing is named in /run/netns, and no handle on
+// one outlives the check.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { InvalidArgumentError, IpsetError, checkNode, type PreflightOptions, type PreflightReport } from '../../lib/index.js';
 import { DIAGNOSTICS_CHANNELS } from '../../lib/diagnostics.js';
 import { record } from '../diagnostics/recorder.js';
+import { netnsFds } from '../helpers/fds.js';
 import { describePrivileged } from '../helpers/privileged.js';
-
-function scratchLeft(): string[] {
-  try {
-    return readdirSync('/run/netns').filter((n) => n.startsWith(`podnet-pf-${process.pid}-`));
-  } catch {
-    return [];
-  }
-}
 
 function row(report: PreflightReport, feature: string) {
   const found = report.rows.find((r) => r.feature === feature);
@@ -30,7 +25,11 @@ const emptyDir = mkdtempSync(join(tmpdir(), 'podnet-pf-path-'));
 afterAll(() => rmSync(emptyDir, { recursive: true, force: true }));
 
 describePrivileged('checkNode on the kernel', () => {
-  afterAll(() => expect(scratchLeft()).toEqual([]));
+  let heldBefore: string[];
+  beforeAll(() => {
+    heldBefore = netnsFds();
+  });
+  afterAll(() => expect(netnsFds()).toEqual(heldBefore));
 
   it.each([
     { name: 'iptables', backend: 'iptables' as const, features: ['ipset hash:ip with comment', 'iptables backends', 'iptables mark, connmark, CT --zone, REDIRECT', 'iptables owner --socket-exists, set, SNAT'] },
@@ -43,7 +42,38 @@ describePrivileged('checkNode on the kernel', () => {
     expect(row(report, 'IPv6')).toMatchObject({ ok: true, required: true });
     expect(row(report, 'kernel version').detail).toMatch(/^\d+\.\d+/);
     expect(row(report, 'policy routing (fwmark rule, local route table)').detail).toContain('IPv4, IPv6');
-    expect(scratchLeft()).toEqual([]);
+    expect(row(report, 'network namespaces').detail).toMatch(/^made and entered \(inode \d+, loopback up\)$/);
+    expect(netnsFds()).toEqual(heldBefore);
+  });
+
+  it('makes its namespaces without iproute2, and runs a program only where the agent would', async () => {
+    using rec = record(DIAGNOSTICS_CHANNELS.netnsSpawn);
+    const report = await checkNode({ backend: 'iptables', ipv6: true, cache: false });
+    expect(report.ok).toBe(true);
+    const programs = new Set(rec.take().map((m) => m.argv[0]!.split('/').pop()!));
+    expect([...programs].filter((p) => !/^ip6?tables-(nft|legacy)-(save|restore)$/.test(p))).toEqual([]);
+  });
+
+  it('reports namespaces missing, with the system call that refused, in a process without CAP_SYS_ADMIN', () => {
+    const dist = new URL('../../dist/index.js', import.meta.url);
+    const script = `
+      const { checkNode } = await import(${JSON.stringify(dist.href)});
+      const report = await checkNode({ backend: 'nftables' });
+      console.log(JSON.stringify(report.rows.filter((r) => ['network namespaces', 'CAP_SYS_ADMIN'].includes(r.feature))));
+    `;
+    // Root without CAP_SYS_ADMIN in its bounding set: unshare(CLONE_NEWNET) is refused.
+    const stdout = execFileSync('setpriv', ['--bounding-set', '-sys_admin', process.execPath, '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: process.env,
+    });
+    const rows = JSON.parse(stdout) as PreflightReport['rows'];
+    expect(rows.map((r) => [r.feature, r.ok, r.required])).toEqual([
+      ['CAP_SYS_ADMIN', false, true],
+      ['network namespaces', false, true],
+    ]);
+    expect(rows[1]!.detail).toBe(
+      'creating a namespace failed: EPERM: operation not permitted, unshare [ERR_PREFLIGHT_NETNS] (provided by CONFIG_NET_NS)',
+    );
   });
 
   it('reports IPv6 off when the probe namespaces have it disabled by sysctl, and fails only a configuration that needs it', async () => {
@@ -69,6 +99,8 @@ describePrivileged('checkNode on the kernel', () => {
     expect(backends.detail).toContain('ENOENT');
     expect(backends.detail).toContain('iptables-nft or iptables-legacy on the PATH');
     expect(row(report, 'iptables mark, connmark, CT --zone, REDIRECT').ok).toBe(false);
+    // The rule probes share the backends probe's detection, and say what it said, not that its namespace went.
+    expect(row(report, 'iptables mark, connmark, CT --zone, REDIRECT').detail).toContain(`program 'iptables-nft-restore' is not on the path '${emptyDir}' [ENOENT]`);
     // ipset speaks netlink: it needs no program.
     expect(row(report, 'ipset hash:ip with comment').ok).toBe(true);
     expect(report.ok).toBe(false);

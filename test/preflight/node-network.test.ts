@@ -1,7 +1,6 @@
 // NodeNetwork.start() runs the preflight first: on fakes only when asked (fakes are not the kernel), on the real
 // backends by default; a node that lacks a feature rejects with AgentError step 'preflight' naming it, before
 // anything is changed (checked on the fakes' state, and on the kernel in a fresh host namespace).
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,8 @@ import { AgentError, NodeNetwork, PreflightError, type PreflightOptions } from '
 import { DIAGNOSTICS_CHANNELS } from '../../lib/diagnostics.js';
 import { record } from '../diagnostics/recorder.js';
 import { fakeAgentParts } from '../helpers/fake-agent.js';
-import { CLI_ENV, TestNetns } from '../helpers/netns.js';
+import { netnsFds } from '../helpers/fds.js';
+import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged } from '../helpers/privileged.js';
 
 const ok = async () => 'simulated';
@@ -110,6 +110,7 @@ describePrivileged('NodeNetwork.start() preflight on the kernel', () => {
   it('runs the preflight on the real backends by default, once per process and configuration', async () => {
     using host = new TestNetns('pfhost');
     using rec = record(DIAGNOSTICS_CHANNELS.preflightCheck);
+    const heldBefore = netnsFds();
     const first = new NodeNetwork({ hostNetns: host.path });
     await first.start();
     await first.stop();
@@ -119,6 +120,7 @@ describePrivileged('NodeNetwork.start() preflight on the kernel', () => {
     const messages = rec.take();
     expect(messages.map((m) => [m.backend, m.outcome])).toEqual([['iptables', 'ok'], ['iptables', 'ok']]);
     expect(messages[1]!.cached).toBe(true);
-    expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8', env: CLI_ENV })).not.toContain(`podnet-pf-${process.pid}-`);
+    // The preflight's namespaces are anonymous: none is held open once start() has run it.
+    expect(netnsFds()).toEqual(heldBefore);
   });
 });
