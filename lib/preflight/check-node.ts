@@ -24,6 +24,7 @@ export interface Checked {
   sysctls: [string, string][];
   probes: Partial<Record<string, PreflightProbeFn>> | undefined;
   cache: boolean;
+  requiredOnly: boolean;
 }
 
 function checkBool(name: string, value: unknown, fallback: boolean): boolean {
@@ -58,7 +59,7 @@ export function checkPreflightOptions(options: unknown): Checked {
     if (!known.has(id)) throw invalidValue('options.probes', `probe ids (${[...known].join(', ')})`, id);
     if (typeof fn !== 'function') throw invalidType(`options.probes.${id}`, 'a function', fn);
   }
-  return { backend, ipv6: checkBool('options.ipv6', o.ipv6, false), hostProcRoot, path, sysctls, probes, cache: checkBool('options.cache', o.cache, true) };
+  return { backend, ipv6: checkBool('options.ipv6', o.ipv6, false), hostProcRoot, path, sysctls, probes, cache: checkBool('options.cache', o.cache, true), requiredOnly: checkBool('options.requiredOnly', o.requiredOnly, false) };
 }
 
 /** describeFailure is a row's detail for a probe that failed: what was said, and what provides the feature. */
@@ -87,7 +88,7 @@ async function runAll(checked: Checked): Promise<PreflightReport> {
     path: checked.path,
     scratch: (fn) => withScratchNetns(checked.sysctls, fn),
   };
-  const probes = defaultProbes(checked.backend, checked.ipv6);
+  const probes = defaultProbes(checked.backend, checked.ipv6).filter((p) => p.required || !checked.requiredOnly);
   const rows = new Array<PreflightRow>(probes.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -122,7 +123,7 @@ export async function checkNode(options?: PreflightOptions): Promise<PreflightRe
   const checked = checkPreflightOptions(options);
   const start = preflightCheckChannel.hasSubscribers ? performance.now() : -1;
   const cacheable = checked.cache && checked.probes === undefined;
-  const key = JSON.stringify([checked.backend, checked.ipv6, checked.hostProcRoot, checked.path, checked.sysctls]);
+  const key = JSON.stringify([checked.backend, checked.ipv6, checked.hostProcRoot, checked.path, checked.sysctls, checked.requiredOnly]);
   const earlier = cacheable ? cache.get(key) : undefined;
   const pending = earlier ?? runAll(checked);
   if (cacheable && !earlier) {

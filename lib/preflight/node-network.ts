@@ -18,7 +18,8 @@ import type { PreflightOptions } from './types.js';
  */
 export interface NodeNetworkOptions extends Omit<AgentNodeNetworkOptions, 'preflight'> {
   /**
-   * Whether start() first runs checkNode for this backend, `ipv6` and `hostProcRoot` and rejects with AgentError
+   * Whether start() first runs checkNode for this backend, `ipv6` and `hostProcRoot` (the rows they require only:
+   * `requiredOnly`) and rejects with AgentError
    * step 'preflight' (its cause a PreflightError naming what is missing) before it changes anything. Default: true
    * with the real backends, false when any backend (ipset, iptables, nftables, netns, rtnetlink) is given, since
    * those are not the kernel. false skips it (for callers that run it themselves); an object runs it with those
@@ -34,7 +35,7 @@ export interface NodeNetworkOptions extends Omit<AgentNodeNetworkOptions, 'prefl
  * feature; it rejects as checkNode does.
  */
 export const checkNodePreflight: PreflightWiring = (choice, request) => {
-  const options: PreflightOptions = { ...(choice === true ? {} : (choice as PreflightOptions)), ...request };
+  const options: PreflightOptions = { ...(choice === true ? {} : (choice as PreflightOptions)), ...request, requiredOnly: true };
   checkPreflightOptions(options);
   return async () => {
     const report = await checkNode(options);

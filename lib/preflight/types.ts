@@ -132,4 +132,9 @@ export interface PreflightOptions {
   probes?: Partial<Record<PreflightProbeId, PreflightProbeFn>>;
   /** Reuse this process's earlier report for the same configuration (default true; ignored with `probes`). */
   cache?: boolean;
+  /**
+   * Probe only the features this configuration requires (default false: every row, as `podnet doctor` prints them).
+   * NodeNetwork.start() asks for these only: the others cannot stop it, and each costs a namespace or a program run.
+   */
+  requiredOnly?: boolean;
 }

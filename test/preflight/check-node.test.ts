@@ -187,6 +187,22 @@ describe('checkNode with simulated probes', () => {
     expect(v6.missing.map((r) => r.feature)).toEqual(['IPv6', 'ip6tables mark, connmark, CT --zone, REDIRECT']);
   });
 
+  it('with requiredOnly probes and lists only the rows the configuration requires', async () => {
+    const probed: string[] = [];
+    const probes: PreflightOptions['probes'] = Object.fromEntries(
+      Object.entries(simulatedOk!).map(([id, fn]) => [id, async (context: Parameters<NonNullable<typeof fn>>[0]) => { probed.push(id); return fn!(context); }]),
+    );
+    const all = await checkNode({ probes });
+    probed.length = 0;
+    const required = await checkNode({ probes, requiredOnly: true });
+    expect(required.rows.map((r) => r.feature)).toEqual(all.rows.filter((r) => r.required).map((r) => r.feature));
+    expect(required.rows.length).toBeLessThan(all.rows.length);
+    expect(probed).not.toContain('ip6tables-inpod');
+    expect(probed).toContain('iptables-inpod');
+    const v6 = await checkNode({ probes, requiredOnly: true, ipv6: true });
+    expect(v6.rows.map((r) => r.feature)).toContain('ip6tables mark, connmark, CT --zone, REDIRECT');
+  });
+
   it('publishes a missing feature on podnet:preflight:check', async () => {
     using rec = record(DIAGNOSTICS_CHANNELS.preflightCheck);
     await checkNode({ backend: 'nftables', probes: { ...simulatedOk, 'nft-generation': async () => Promise.reject(new Error('old kernel')) } });
@@ -207,6 +223,7 @@ describe('checkNode with simulated probes', () => {
     { name: 'an unknown probe id', options: { probes: { 'iptables-tproxy': async () => 'x' } }, code: 'ERR_INVALID_ARG_VALUE', argument: 'options.probes' },
     { name: 'a probe not a function', options: { probes: { kernel: 'ok' } }, code: 'ERR_INVALID_ARG_TYPE', argument: 'options.probes.kernel' },
     { name: 'cache not a boolean', options: { cache: 1 }, code: 'ERR_INVALID_ARG_TYPE', argument: 'options.cache' },
+    { name: 'requiredOnly not a boolean', options: { requiredOnly: 'yes' }, code: 'ERR_INVALID_ARG_TYPE', argument: 'options.requiredOnly' },
   ])('refuses $name before probing anything', async ({ options, code, argument }) => {
     let probed = 0;
     const spy = { ...simulatedOk, kernel: async () => `${++probed}` };
