@@ -30,22 +30,25 @@ bool RecordReader::Skip(bool* bad) {
   return size != 0;
 }
 
+// ReadFields reads the fixed fields of the record at p.
+static void ReadFields(const uint8_t* p, EntryFields* f) {
+  f->family = p[2];
+  f->flags = p[3];
+  f->cidr = p[4];
+  f->proto = p[5];
+  memcpy(&f->port, p + 6, 2);
+  memcpy(&f->timeout, p + 8, 4);
+}
+
 bool RecordReader::Next(Record* r, bool* bad) {
-  size_t size = CheckNext(bad);
-  if (size == 0) return false;
-  uint16_t commentLen;
-  memcpy(&commentLen, p_ + 12, 2);
-  r->family = p_[2];
-  r->flags = p_[3];
-  r->cidr = p_[4];
-  r->proto = p_[5];
-  memcpy(&r->port, p_ + 6, 2);
-  memcpy(&r->timeout, p_ + 8, 4);
-  memcpy(r->ip, p_ + 16, 16);
-  memcpy(&r->bytes, p_ + 32, 8);
-  memcpy(&r->packets, p_ + 40, 8);
-  r->comment.assign(reinterpret_cast<const char*>(p_ + kRecordHeader), commentLen);
-  p_ += size;
+  const uint8_t* at = p_;
+  EntryView v;
+  if (!NextView(&v, bad)) return false;
+  static_cast<EntryFields&>(*r) = v;
+  memcpy(r->ip, v.ip, 16);
+  memcpy(&r->bytes, at + 32, 8);
+  memcpy(&r->packets, at + 40, 8);
+  r->comment.assign(v.comment, v.commentLen);
   return true;
 }
 
@@ -54,12 +57,7 @@ bool RecordReader::NextView(EntryView* v, bool* bad) {
   if (size == 0) return false;
   uint16_t commentLen;
   memcpy(&commentLen, p_ + 12, 2);
-  v->family = p_[2];
-  v->flags = p_[3];
-  v->cidr = p_[4];
-  v->proto = p_[5];
-  memcpy(&v->port, p_ + 6, 2);
-  memcpy(&v->timeout, p_ + 8, 4);
+  ReadFields(p_, v);
   v->ip = p_ + 16;
   v->comment = reinterpret_cast<const char*>(p_ + kRecordHeader);
   v->commentLen = commentLen;
@@ -69,12 +67,7 @@ bool RecordReader::NextView(EntryView* v, bool* bad) {
 
 EntryView ViewOf(const Record& r) {
   EntryView v;
-  v.family = r.family;
-  v.flags = r.flags;
-  v.cidr = r.cidr;
-  v.proto = r.proto;
-  v.port = r.port;
-  v.timeout = r.timeout;
+  static_cast<EntryFields&>(v) = r;
   v.ip = r.ip;
   v.comment = r.comment.data();
   v.commentLen = r.comment.size();

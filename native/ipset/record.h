@@ -39,13 +39,17 @@ enum RecordFlags : uint8_t {
 
 constexpr size_t kRecordHeader = 48;
 
-struct Record {
+// The fixed fields of an entry, as a record's header holds them (bytes 2-11).
+struct EntryFields {
   uint8_t family = 0;
   uint8_t flags = 0;
   uint8_t cidr = 0;
   uint8_t proto = 0;
   uint16_t port = 0;
   uint32_t timeout = 0;
+};
+
+struct Record : EntryFields {
   uint8_t ip[16] = {};
   double bytes = 0;
   double packets = 0;
@@ -57,13 +61,7 @@ struct Record {
 // (RecordReader::NextView), so that a batch is encoded without first copying
 // every entry and its comment into a Record. Its pointers live as long as
 // what they point into.
-struct EntryView {
-  uint8_t family = 0;
-  uint8_t flags = 0;
-  uint8_t cidr = 0;
-  uint8_t proto = 0;
-  uint16_t port = 0;
-  uint32_t timeout = 0;
+struct EntryView : EntryFields {
   const uint8_t* ip = nullptr;     // 16 bytes
   const char* comment = nullptr;   // commentLen bytes, not NUL-terminated
   size_t commentLen = 0;
