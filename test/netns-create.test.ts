@@ -7,20 +7,8 @@ import { expect, it } from 'vitest';
 import { Netns, Rtnetlink } from '../lib/index.js';
 import { native } from '../lib/native.js';
 import { isCloexec } from './helpers/fds.js';
-import { withNetns } from './helpers/netns.js';
+import { threadNamespaces, withNetns } from './helpers/netns.js';
 import { describePrivileged } from './helpers/privileged.js';
-
-function threadNamespaces(): Map<string, string> {
-  const seen = new Map<string, string>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      seen.set(tid, readlinkSync(`/proc/self/task/${tid}/ns/net`));
-    } catch {
-      // the thread ended between readdir and readlink
-    }
-  }
-  return seen;
-}
 
 function namedInodes(): number[] {
   try {

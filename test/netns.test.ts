@@ -6,21 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, Netns, PodnetError, PodnetSystemError } from '../lib/index.js';
 import { native } from '../lib/native.js';
 import { isCloexec } from './helpers/fds.js';
-import { withNetns } from './helpers/netns.js';
+import { threadNamespaces, withNetns } from './helpers/netns.js';
 import { describePrivileged } from './helpers/privileged.js';
 import { thrown } from './helpers/rejection.js';
-
-function threadNamespaces(): Map<string, string> {
-  const seen = new Map<string, string>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      seen.set(tid, readlinkSync(`/proc/self/task/${tid}/ns/net`));
-    } catch {
-      // the thread ended between readdir and readlink
-    }
-  }
-  return seen;
-}
 
 describe('Netns (any user)', () => {
   it('opens the current namespace with its device and inode as identity', () => {

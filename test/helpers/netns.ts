@@ -1,6 +1,7 @@
 // The one helper privileged tests use for namespaces: a fresh, uniquely named
 // namespace (loopback up) that is deleted when the test ends, passed or failed.
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readlinkSync } from 'node:fs';
 
 import { Netns } from '../../lib/netns.js';
 
@@ -69,4 +70,17 @@ export async function withNetns<T>(fn: (...ns: TestNetns[]) => Promise<T> | T, c
   } finally {
     for (const ns of made) ns.delete();
   }
+}
+
+/** threadNamespaces maps each thread of this process to the network namespace it is in (`net:[inode]`). */
+export function threadNamespaces(): Map<string, string> {
+  const seen = new Map<string, string>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      seen.set(tid, readlinkSync(`/proc/self/task/${tid}/ns/net`));
+    } catch {
+      // the thread ended between readdir and readlink
+    }
+  }
+  return seen;
 }
