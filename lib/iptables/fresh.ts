@@ -79,3 +79,28 @@ export function refusedForExisting(script: RestoreScript, err: IptablesRestoreEr
   if (err.reason === 'chain-exists' || err.line === undefined) return true;
   return script.lines[err.line - 1]?.startsWith('-N ') ?? true;
 }
+
+/**
+ * KnownChains is what one client has seen of a namespace: the owned chains it wrote there, or that a planCreate run
+ * found in place. apply guesses (planCreate) only for sets none of whose owned chains it knows of: a namespace it
+ * wrote the set into before would refuse the guess, at the cost of a whole restore run. Knowing too much only costs
+ * the read the guess saves (another writer deleted the chains); knowing too little, one refused run.
+ */
+export class KnownChains {
+  readonly #chains = new Set<string>();
+
+  /** some tells whether any owned chain of rules is known to be in place. */
+  some(rules: RuleSetView): boolean {
+    return rules.tables.some((table) => rules.ownedChains(table).some((chain) => this.#chains.has(`${table}/${chain}`)));
+  }
+
+  /** add records the owned chains of rules as in place. */
+  add(rules: RuleSetView): void {
+    for (const table of rules.tables) for (const chain of rules.ownedChains(table)) this.#chains.add(`${table}/${chain}`);
+  }
+
+  /** delete forgets the owned chains of rules (they are being removed). */
+  delete(rules: RuleSetView): void {
+    for (const table of rules.tables) for (const chain of rules.ownedChains(table)) this.#chains.delete(`${table}/${chain}`);
+  }
+}

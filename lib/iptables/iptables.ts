@@ -16,7 +16,7 @@ import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinar
 import { Canonicalizer } from './canonical.js';
 import { canonicalCacheFor, sharedVersion } from './program-cache.js';
 import { type RestoreScript, applyPrefix, planApply, planRemove } from './render.js';
-import { committedBefore, planCreate, refusedForExisting, stateBeforeCreate } from './fresh.js';
+import { KnownChains, committedBefore, planCreate, refusedForExisting, stateBeforeCreate } from './fresh.js';
 import { planRollback } from './rollback.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
 import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner, observedRunner } from './runner.js';
@@ -63,6 +63,8 @@ export class Iptables {
   readonly #runner: IptablesRunner;
   readonly #lockWait: number;
   readonly #canonical: Canonicalizer;
+  /** The owned chains this client knows to be in its namespace (see KnownChains). */
+  readonly #knownChains = new KnownChains();
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -128,11 +130,16 @@ export class Iptables {
   apply(rules: RuleSet): Promise<void> {
     checkRuleSet(rules);
     return this.#exclusive(async () => {
-      const create = planCreate(rules);
+      // A set whose chains this client has seen in place (it wrote them, or a guess was refused for them) is not
+      // guessed about again: the refused run would cost as much as the restore itself.
+      const create = this.#knownChains.some(rules) ? undefined : planCreate(rules);
       let written: IptablesTable[] = [];
       if (create !== undefined) {
         const result = await this.#runner.run(this.#restoreArgv(), create.text);
-        if (result.exitCode === 0) return;
+        if (result.exitCode === 0) {
+          this.#knownChains.add(rules);
+          return;
+        }
         const err = restoreError(create, result.exitCode, result.stderr);
         // A held lock is not an answer about the chains; apply reports it as it does on the save-first path.
         if (err instanceof IptablesLockTimeoutError) throw err;
@@ -142,8 +149,10 @@ export class Iptables {
           await this.#rollBack(rules, { tables: {} }, written, err);
           throw err;
         }
+        this.#knownChains.add(rules);
       }
       await this.#applyReading(rules, written);
+      this.#knownChains.add(rules);
     });
   }
 
@@ -214,6 +223,7 @@ export class Iptables {
     return this.#exclusive(async () => {
       const canonical = await this.#canonical.canonicalize(rules, 'foreign');
       const script = planRemove(canonical, await this.#state());
+      this.#knownChains.delete(rules);
       if (script.blocks.length === 0) return { changed: false };
       await this.#restore(script);
       return { changed: true };

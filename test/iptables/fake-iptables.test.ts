@@ -27,12 +27,25 @@ describe('FakeIptables', () => {
       ['iptables-legacy-restore', '--noflush', '--wait=3'],
     ]);
     await ipt.apply(new RuleSet().chain('nat', 'PODNET_N'));
-    // The chain exists now: the unread create is refused, and apply reads the table and applies over it.
+    // The chain is this client's own now: apply reads the table and applies over it, without trying the create.
     expect(fake.calls.slice(2)).toEqual([
+      ['iptables-legacy-save', '-t', 'nat'],
+      ['iptables-legacy-restore', '--noflush', '--wait=3'],
+    ]);
+    // Another client of the same namespace does not know: its unread create is refused, then it reads and applies.
+    const other = await Iptables.open({ runner: fake, backend: 'legacy', lockWaitSeconds: 3 });
+    const from = fake.calls.length;
+    await other.apply(new RuleSet().chain('nat', 'PODNET_N'));
+    expect(fake.calls.slice(from)).toEqual([
       ['iptables-legacy-restore', '--noflush', '--wait=3'],
       ['iptables-legacy-save', '-t', 'nat'],
       ['iptables-legacy-restore', '--noflush', '--wait=3'],
     ]);
+    // After remove(), the set's chains are gone: the next apply creates them unread again.
+    await other.remove(new RuleSet().chain('nat', 'PODNET_N'));
+    const from2 = fake.calls.length;
+    await other.apply(new RuleSet().chain('nat', 'PODNET_N'));
+    expect(fake.calls.slice(from2)).toEqual([['iptables-legacy-restore', '--noflush', '--wait=3']]);
   });
 
   it('sends lockWaitSeconds 0 as --wait=1: iptables-legacy-restore takes --wait=0 as "wait forever"', async () => {
@@ -51,9 +64,8 @@ describe('FakeIptables', () => {
     expect(fake.calls.slice(1)).toEqual([['iptables-nft-restore', '--noflush']]);
     const from0 = fake.calls.length;
     await ipt.apply(owned);
-    // Applied over itself: the unread create is refused, and the one table is read.
+    // Applied over itself: the client wrote the chain, so it reads the one table without trying the create.
     expect(fake.calls.slice(from0)).toEqual([
-      ['iptables-nft-restore', '--noflush'],
       ['iptables-nft-save', '-t', 'filter'],
       ['iptables-nft-restore', '--noflush'],
     ]);
@@ -65,10 +77,9 @@ describe('FakeIptables', () => {
       .chain('nat', 'PODNET_N');
     const from = fake.calls.length;
     await ipt.apply(withJump);
-    // PODNET_O exists, so the unread create is refused; then the jump is learned (scratch chain in, read back,
+    // PODNET_O is the client's own, so no unread create is tried; the jump is learned (scratch chain in, read back,
     // cleaned up); the plan spans two tables, so the save reads all.
     expect(fake.calls.slice(from)).toEqual([
-      ['iptables-nft-restore', '--noflush'],
       ['iptables-nft-restore', '--noflush'],
       ['iptables-nft-save'],
       ['iptables-nft-restore', '--noflush'],
