@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -48,13 +50,18 @@ class HopThread {
   // hop thread to be had (the caller then makes a thread of its own).
   bool Run(int netnsFd, const std::function<void()>& fn, ErrorInfo* result, std::exception_ptr* failure) {
     std::lock_guard<std::mutex> one(callers_);
-    std::unique_lock<std::mutex> lock(m_);
-    if (!alive_ && !Start()) return false;
-    work_ = Work{netnsFd, &fn, result, failure};
-    pending_ = true;
-    done_ = false;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (!alive_ && !Start()) return false;
+      work_ = Work{netnsFd, &fn, result, failure};
+      done_.store(false, std::memory_order_relaxed);
+      pending_.store(true, std::memory_order_release);
+    }
     wake_.notify_one();
-    finished_.wait(lock, [this] { return done_; });
+    if (!SpinUntil(done_)) {
+      std::unique_lock<std::mutex> lock(m_);
+      finished_.wait(lock, [this] { return done_.load(std::memory_order_acquire); });
+    }
     return true;
   }
 
@@ -65,6 +72,24 @@ class HopThread {
     ErrorInfo* result = nullptr;
     std::exception_ptr* failure = nullptr;
   };
+
+  // A hop's own work is a few microseconds of syscalls, less than putting a
+  // thread to sleep and waking it again costs here (on a VM, an interrupt to
+  // the other CPU each way). So the caller, blocked for the hop anyway, and
+  // the hop thread, which is often handed the next hop right away (a pod's
+  // clients are opened one after another), first watch the flag for a short,
+  // bounded time before they sleep on the condition variable.
+  static constexpr auto kSpin = std::chrono::microseconds(50);
+  static bool SpinUntil(const std::atomic<bool>& flag) {
+    auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0;; i++) {
+      if (flag.load(std::memory_order_acquire)) return true;
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
 
   // Called with m_ held.
   bool Start() {
@@ -88,12 +113,17 @@ class HopThread {
   }
 
   void Loop() {
-    std::unique_lock<std::mutex> lock(m_);
     for (;;) {
-      wake_.wait(lock, [this] { return pending_; });
-      pending_ = false;
-      Work w = work_;
-      lock.unlock();
+      if (!SpinUntil(pending_)) {
+        std::unique_lock<std::mutex> lock(m_);
+        wake_.wait(lock, [this] { return pending_.load(std::memory_order_acquire); });
+      }
+      Work w;
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        pending_.store(false, std::memory_order_relaxed);
+        w = work_;
+      }
       bool home_again = true;
       if (setns(w.netnsFd, CLONE_NEWNET) != 0) {
         *w.result = SystemError(errno, "setns");
@@ -105,15 +135,14 @@ class HopThread {
         }
         home_again = GoHome();
       }
-      lock.lock();
-      done_ = true;
-      if (!home_again) {
+      {
+        std::lock_guard<std::mutex> lock(m_);
         // Still inside the last namespace: this thread takes no more work.
-        alive_ = false;
-        finished_.notify_one();
-        return;
+        if (!home_again) alive_ = false;
+        done_.store(true, std::memory_order_release);
       }
       finished_.notify_one();
+      if (!home_again) return;
     }
   }
 
@@ -121,7 +150,8 @@ class HopThread {
   std::mutex m_;
   std::condition_variable wake_, finished_;
   Work work_;
-  bool alive_ = false, pending_ = false, done_ = false;
+  bool alive_ = false;
+  std::atomic<bool> pending_{false}, done_{false};
 };
 
 ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn) {
