@@ -113,7 +113,7 @@ class FuzzTransport final : public nl::Transport {
     return ErrorInfo{};
   }
 
-  ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int) override {
+  ErrorInfo Recv(nl::RxBuffer* buf, size_t* len, int) override {
     while (!frames_.empty() && frames_.front().kind == kBarrier) frames_.pop_front();
     if (frames_.empty()) return SystemError(ETIMEDOUT, "recv");
     Frame f = std::move(frames_.front());

@@ -32,7 +32,7 @@ uint32_t Engine::ReserveSeq(uint32_t count) {
 
 // Walks the netlink messages of one datagram.
 template <typename Fn>
-static ErrorInfo ForEachMessage(const std::vector<uint8_t>& buf, size_t size, Fn&& fn) {
+static ErrorInfo ForEachMessage(const RxBuffer& buf, size_t size, Fn&& fn) {
   size_t off = 0;
   while (off + sizeof(nlmsghdr) <= size) {
     nlmsghdr hdr;
@@ -72,6 +72,16 @@ static ErrorInfo ReadError(const nlmsghdr& hdr, const uint8_t* msg, int* error, 
 
 ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count,
                            const std::function<void(const Ack&)>& onAck, const MessageFn& onData) {
+  return ExchangeReplies(bytes, len, first, count, false, onAck, onData);
+}
+
+ErrorInfo Engine::ExchangeToLast(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count,
+                                 const std::function<void(const Ack&)>& onAck) {
+  return ExchangeReplies(bytes, len, first, count, true, onAck, nullptr);
+}
+
+ErrorInfo Engine::ExchangeReplies(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count, bool toLast,
+                                  const std::function<void(const Ack&)>& onAck, const MessageFn& onData) {
   DrainBeforeSend();
   dirty_ = true;  // until every reply is in
   ErrorInfo err = transport_->Send(bytes, len);
@@ -110,7 +120,8 @@ ErrorInfo Engine::Exchange(const uint8_t* bytes, size_t len, uint32_t first, uin
       ErrorInfo e = ReadError(hdr, msg, &ack.error, &ack.echo, &ack.echoLen);
       if (e.failed()) return e;
       markSeen(index);
-      pending--;
+      // Toward the last, the replies before it are refusals only: its own ends the exchange.
+      pending = toLast ? (index == count - 1 ? 0 : pending) : pending - 1;
       onAck(ack);
       return ErrorInfo{};
     });

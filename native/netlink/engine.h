@@ -51,6 +51,13 @@ class Engine {
   ErrorInfo Exchange(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count,
                      const std::function<void(const Ack&)>& onAck, const MessageFn& onData = nullptr);
 
+  // As Exchange, for requests of which only the last (seq first+count-1)
+  // asks NLM_F_ACK: the kernel answers the others only when it refuses them,
+  // and always before the last one's reply, so the exchange ends with that
+  // reply. onAck sees every reply in the window: the refusals and the last.
+  ErrorInfo ExchangeToLast(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count,
+                           const std::function<void(const Ack&)>& onAck);
+
   // Sends one dump request and calls onMessage for each multipart message
   // until NLMSG_DONE. An NLMSG_ERROR (missing set, ...) ends it with that error
   // in *replyError (0 when the dump completed).
@@ -91,7 +98,10 @@ class Engine {
   std::unique_ptr<Transport> transport_;
   int timeoutMs_;
   uint32_t nextSeq_ = 1;
-  std::vector<uint8_t> rx_;
+  ErrorInfo ExchangeReplies(const uint8_t* bytes, size_t len, uint32_t first, uint32_t count, bool toLast,
+                            const std::function<void(const Ack&)>& onAck, const MessageFn& onData);
+
+  RxBuffer rx_;
   size_t rxLen_ = 0;
   // Set when an exchange or dump ended early (timeout, error, abandoned
   // dump): replies may still be queued, so the next request drains first.

@@ -32,9 +32,9 @@ ErrorInfo JsTransport::Send(const uint8_t* data, size_t len) {
   return ErrorInfo{};
 }
 
-ErrorInfo JsTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int /*timeoutMs*/) {
+ErrorInfo JsTransport::Recv(RxBuffer* buf, size_t* len, int /*timeoutMs*/) {
   if (queue_.empty()) return SystemError(ETIMEDOUT, "recv");
-  *buf = std::move(queue_.front());
+  buf->assign(queue_.front().begin(), queue_.front().end());
   *len = buf->size();
   queue_.pop_front();
   return ErrorInfo{};

@@ -19,7 +19,7 @@ class JsTransport final : public Transport {
   JsTransport(Napi::Env env, Napi::Function exchange) : env_(env), exchange_(Napi::Persistent(exchange)) {}
 
   ErrorInfo Send(const uint8_t* data, size_t len) override;
-  ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) override;
+  ErrorInfo Recv(RxBuffer* buf, size_t* len, int timeoutMs) override;
   void Drain() override { queue_.clear(); }
   bool NeedsJsThread() const override { return true; }
 

@@ -73,7 +73,7 @@ ErrorInfo SocketTransport::Send(const uint8_t* data, size_t len) {
   }
 }
 
-ErrorInfo SocketTransport::Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) {
+ErrorInfo SocketTransport::Recv(RxBuffer* buf, size_t* len, int timeoutMs) {
   if (buf->size() < kRecvBuffer) buf->resize(kRecvBuffer);
   // The clock is read only once there is something to wait for: a reply that
   // is already queued (the usual case) costs one recv() and nothing else.

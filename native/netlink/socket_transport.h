@@ -18,7 +18,7 @@ class SocketTransport final : public Transport {
   ~SocketTransport() override;
 
   ErrorInfo Send(const uint8_t* data, size_t len) override;
-  ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) override;
+  ErrorInfo Recv(RxBuffer* buf, size_t* len, int timeoutMs) override;
   void Drain() override;
 
  private:

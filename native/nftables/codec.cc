@@ -428,6 +428,19 @@ void SetBatchSeqs(nl::Writer& w, uint32_t first, size_t beginOffset, const std::
   SetSeq(w, endOffset, first + 1 + static_cast<uint32_t>(messages.size()));
 }
 
+void AskOneAck(nl::Writer& w, size_t beginOffset, const std::vector<BatchMessage>& messages) {
+  auto clearAck = [&w](size_t offset) {
+    uint16_t flags;
+    uint8_t* at = const_cast<uint8_t*>(w.data()) + offset + 6;  // nlmsg_flags
+    memcpy(&flags, at, sizeof flags);
+    flags &= static_cast<uint16_t>(~NLM_F_ACK);
+    memcpy(at, &flags, sizeof flags);
+  };
+  if (messages.empty()) return;
+  clearAck(beginOffset);
+  for (size_t i = 0; i + 1 < messages.size(); i++) clearAck(messages[i].offset);
+}
+
 static size_t BeginDump(nl::Writer& w, uint8_t msg, uint32_t seq, uint8_t family) {
   return w.BeginMessage(MsgType(msg), NLM_F_REQUEST | NLM_F_DUMP, seq, family);
 }

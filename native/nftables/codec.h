@@ -58,7 +58,8 @@ struct BatchMessage {
 // Encodes BATCH_BEGIN, one or more messages per op, BATCH_END. Every message
 // asks NLM_F_ACK, the batch header too (the kernel then acknowledges it first,
 // and a refusal of the whole batch comes as its error). Seqs are given by
-// SetBatchSeqs once the number of messages is known. False with *why on an op
+// SetBatchSeqs once the number of messages is known (and AskOneAck then
+// leaves the ACK on the last). False with *why on an op
 // the codec cannot encode (an element op without elements, a name too long).
 // genId non-zero goes in BEGIN as NFNL_BATCH_GENID: the kernel then refuses
 // the whole batch with ERESTART unless the ruleset is still at that
@@ -68,6 +69,12 @@ bool EncodeBatch(nl::Writer& w, const std::vector<Op>& ops, std::vector<BatchMes
 // Writes seqs first (BEGIN), first+1.. (the messages), then END's.
 void SetBatchSeqs(nl::Writer& w, uint32_t first, size_t beginOffset, const std::vector<BatchMessage>& messages,
                   size_t endOffset);
+
+// Leaves NLM_F_ACK on the last message only (BEGIN's, for a batch without
+// messages). The kernel answers every refused message whatever its flags, and
+// the last one's ACK comes after them all, so one reply ends a batch that went
+// through instead of one per message (a pod's batch: 37 replies to read).
+void AskOneAck(nl::Writer& w, size_t beginOffset, const std::vector<BatchMessage>& messages);
 
 // Dump requests. table/set empty: all of the family (family NFPROTO_UNSPEC: all families).
 void EncodeGetTables(nl::Writer& w, uint32_t seq, uint8_t family);

@@ -29,7 +29,7 @@ class Session::BatchGuard final : public nl::Transport {
   void Drain() override { inner_->Drain(); }
   bool NeedsJsThread() const override { return inner_->NeedsJsThread(); }
 
-  ErrorInfo Recv(std::vector<uint8_t>* buf, size_t* len, int timeoutMs) override {
+  ErrorInfo Recv(nl::RxBuffer* buf, size_t* len, int timeoutMs) override {
     ErrorInfo err = inner_->Recv(buf, len, timeoutMs);
     if (err.failed() || !armed_) return err;
     int32_t code = 0;
@@ -174,9 +174,10 @@ ErrorInfo Session::Run(const std::vector<Op>& ops, uint32_t genId) {
     err.With("limit", std::to_string(kBatchMax));
     return err;
   }
-  uint32_t count = static_cast<uint32_t>(messages.size()) + 1;  // BEGIN is acknowledged too
+  uint32_t count = static_cast<uint32_t>(messages.size()) + 1;  // BEGIN's refusal refuses the batch
   uint32_t first = engine_.ReserveSeq(count + 1);               // and END has a seq
   SetBatchSeqs(w_, first, begin, messages, end);
+  AskOneAck(w_, begin, messages);
   // The first refusal is the cause: the kernel goes on checking the rest of
   // a failed batch, and later errors may only follow from the first.
   uint32_t failed = 0;
@@ -184,7 +185,7 @@ ErrorInfo Session::Run(const std::vector<Op>& ops, uint32_t genId) {
   bool pointed = false;
   uint32_t offset = 0;
   guard_->Arm(first, count - 1);
-  ErrorInfo err = engine_.Exchange(w_.data(), w_.size(), first, count, [&](const nl::Ack& ack) {
+  ErrorInfo err = engine_.ExchangeToLast(w_.data(), w_.size(), first, messages.empty() ? 1 : count, [&](const nl::Ack& ack) {
     if (ack.error == 0) return;
     if (kerr == 0 || ack.index < failed) {
       failed = ack.index;

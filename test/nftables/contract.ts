@@ -426,6 +426,23 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         expect(await nft.tables()).toEqual([]);
       });
 
+      it('names a refused op in the middle of a batch (only the last asks for an ACK), and the next batch goes through', async () => {
+        const err = await rejection(
+          nft.run(
+            nft
+              .transaction()
+              .addTable({ family: 'inet', name: 'a' })
+              .addChain({ family: 'inet', table: 'missing', name: 'c' })
+              .addChain({ family: 'inet', table: 'a', name: 'c' })
+              .addChain({ family: 'inet', table: 'a', name: 'd' }),
+          ),
+        );
+        expect(err).toMatchObject({ code: 'ENOENT', index: 1, object: { family: 'inet', table: 'missing', name: 'c' } });
+        expect(await nft.tables()).toEqual([]);
+        await nft.run(nft.transaction().addTable({ family: 'inet', name: 'a' }).addChain({ family: 'inet', table: 'a', name: 'c' }));
+        expect((await nft.chains({ family: 'inet', name: 'a' })).map((c) => c.name)).toEqual(['c']);
+      });
+
       it('is all or nothing across tables and families', async () => {
         await nft.run(nft.transaction().addTable(T).addSet({ family: 'inet', table: T.name, name: 's', type: 'ipv4_addr' }).addElement(T, 's', { address: '10.0.0.1' }));
         const err = await rejection(
