@@ -377,6 +377,8 @@ export interface NativeBinding {
   netnsOpen(path: string): RawNetns;
   netnsIdentify(fd: number): RawNetns;
   netnsDup(fd: number): RawNetns;
+  /** A close-on-exec duplicate of a namespace fd already identified (a handle's own): the new fd, unchecked. */
+  netnsDupFd(fd: number): number;
   netnsClose(fd: number): void;
   /** Makes an anonymous network namespace with its loopback up, on a short-lived thread: its fd and identity. */
   netnsCreate(): Promise<RawNetns>;

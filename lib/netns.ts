@@ -29,10 +29,12 @@ export class Netns implements Disposable {
   /** Netns.inode is the namespace's inode number, as `ip netns identify` and /proc show it. */
   readonly inode: number;
   #fd: number;
+  readonly #dev: number;
 
   private constructor(path: string, fd: number, dev: number, ino: number) {
     this.path = path;
     this.#fd = fd;
+    this.#dev = dev;
     this.inode = ino;
     this.id = `${dev}:${ino}`;
     finalizer.register(this, fd, this);
@@ -122,7 +124,9 @@ export class Netns implements Disposable {
    * another namespace does not matter). Components keep their own so callers may close theirs.
    */
   reopen(): Netns {
-    return Netns.duplicate(this.fd, this.path);
+    // This handle's fd was identified when it was opened, and a duplicate refers to the same open file: no need to
+    // check it again.
+    return new Netns(this.path, native.netnsDupFd(this.fd), this.#dev, this.inode);
   }
 
   /** equals tells whether other is a handle on the same namespace. */

@@ -211,9 +211,19 @@ describe('Netns.reopen', () => {
     expect(copy.equals(ns)).toBe(true);
     expect(copy.path).toBe(ns.path);
     expect(copy.fd).not.toBe(ns.fd);
+    expect({ id: copy.id, inode: copy.inode }).toEqual({ id: ns.id, inode: ns.inode });
+    expect(isCloexec(copy.fd)).toBe(true);
     ns.close();
     expect(readlinkSync(`/proc/self/fd/${copy.fd}`)).toMatch(/^net:\[\d+\]$/);
     copy.close();
+  });
+
+  it('refuses a closed handle with ERR_NETNS_CLOSED, opening nothing', () => {
+    const ns = Netns.current();
+    ns.close();
+    const before = readdirSync('/proc/self/fd').length;
+    expect(() => ns.reopen()).toThrow(expect.objectContaining({ code: 'ERR_NETNS_CLOSED' }));
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
   });
 });
 

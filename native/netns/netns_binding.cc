@@ -61,6 +61,16 @@ static Napi::Value NetnsDup(const Napi::CallbackInfo& info) {
   return IdentityObject(env, copy, id);
 }
 
+// A second fd on a namespace handle's own fd, which was identified when the handle was made: a duplicate refers to
+// the same open file, so it needs no second check (three syscalls fewer per client a pod's enrollment opens).
+static Napi::Value NetnsDupFd(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) ThrowError(env, SystemError(errno, "fcntl"));
+  return Napi::Number::New(env, copy);
+}
+
 static Napi::Value NetnsClose(const Napi::CallbackInfo& info) {
   int fd = info[0].As<Napi::Number>().Int32Value();
   // close() releases the fd even when it reports EINTR on Linux: never retry.
@@ -119,6 +129,7 @@ void RegisterNetns(Napi::Env env, Napi::Object exports) {
   exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
   exports.Set("netnsIdentify", Napi::Function::New(env, NetnsIdentify, "netnsIdentify"));
   exports.Set("netnsDup", Napi::Function::New(env, NetnsDup, "netnsDup"));
+  exports.Set("netnsDupFd", Napi::Function::New(env, NetnsDupFd, "netnsDupFd"));
   exports.Set("netnsClose", Napi::Function::New(env, NetnsClose, "netnsClose"));
   exports.Set("netnsCreate", Napi::Function::New(env, NetnsCreate, "netnsCreate"));
   exports.Set("netnsInodeInside", Napi::Function::New(env, NetnsInodeInside, "netnsInodeInside"));
