@@ -1,7 +1,7 @@
 // A small benchmark harness: warm-up, several samples, median / p95 / spread, a table and JSON.
 // Every scenario times its contenders in the same process run, on the same data, so ratios are comparable
 // even on a shared, noisy machine (absolute times alone prove nothing).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -76,6 +76,28 @@ export async function interleaved(contenders, { warmup = 1, samples = 5 } = {}) 
     }
   }
   return out;
+}
+
+/** busyShare is the share of CPU time, over all CPUs, spent outside idle and iowait between two /proc/stat reads. */
+function cpuTimes() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+  return { idle: f[3] + f[4], total: f.reduce((a, b) => a + b, 0) };
+}
+
+/**
+ * settle waits (up to maxMs) until the machine has been at least 90% idle over a 250 ms window. A group that
+ * deletes hundreds of namespaces leaves the kernel tearing them down for seconds after (cleanup_net holds the RTNL
+ * and a CPU): the next group's samples would pay for it. Returns how long it waited (ms).
+ */
+export async function settle(maxMs = 15_000) {
+  const t0 = now();
+  for (;;) {
+    const a = cpuTimes();
+    await new Promise((r) => setTimeout(r, 250));
+    const b = cpuTimes();
+    const busy = 1 - (b.idle - a.idle) / Math.max(1, b.total - a.total);
+    if (busy <= 0.1 || now() - t0 >= maxMs) return now() - t0;
+  }
 }
 
 /** Results collects rows (scenario, contender, unit, stats) and the targets checked on them. */

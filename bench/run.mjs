@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 
-import { BENCH_DIR, Results, now } from './harness.mjs';
+import { BENCH_DIR, Results, now, settle } from './harness.mjs';
 import { deleteAll } from './netns.mjs';
 
 const args = process.argv.slice(2);
@@ -57,8 +57,9 @@ let crashed = false;
 try {
   for (const [name, fn] of groups) {
     if (only && !only.has(name)) continue;
+    const waited = await settle();
     const g0 = now();
-    process.stderr.write(`bench: ${name}...\n`);
+    process.stderr.write(`bench: ${name}... (after ${(waited / 1000).toFixed(1)} s for the machine to settle)\n`);
     await fn();
     process.stderr.write(`bench: ${name} done in ${((now() - g0) / 1000).toFixed(1)} s\n`);
   }
