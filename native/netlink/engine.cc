@@ -120,8 +120,11 @@ ErrorInfo Engine::ExchangeReplies(const uint8_t* bytes, size_t len, uint32_t fir
       ErrorInfo e = ReadError(hdr, msg, &ack.error, &ack.echo, &ack.echoLen);
       if (e.failed()) return e;
       markSeen(index);
-      // Toward the last, the replies before it are refusals only: its own ends the exchange.
-      pending = toLast ? (index == count - 1 ? 0 : pending) : pending - 1;
+      if (!toLast) {
+        pending--;
+      } else if (index == count - 1) {
+        pending = 0;  // the replies before the last are refusals only: its own ends the exchange
+      }
       onAck(ack);
       return ErrorInfo{};
     });

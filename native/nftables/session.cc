@@ -11,9 +11,10 @@
 namespace podnet::nft {
 
 // The kernel answers a batch it refuses as a whole (no CAP_NET_ADMIN, a bad
-// header) with one error for BATCH_BEGIN and nothing for the messages, which
-// the engine would wait for until its deadline. While a batch is out, this
-// wrapper answers each of them with that same error, right after it.
+// header) with one error for BATCH_BEGIN and nothing for the messages: not
+// even the last one's ACK, which the engine would wait for until its
+// deadline. While a batch is out, this wrapper answers that message with the
+// same error, right after it.
 class Session::BatchGuard final : public nl::Transport {
  public:
   explicit BatchGuard(std::unique_ptr<nl::Transport> inner) : inner_(std::move(inner)) {}
@@ -21,7 +22,7 @@ class Session::BatchGuard final : public nl::Transport {
   void Arm(uint32_t beginSeq, uint32_t messages) {
     armed_ = true;
     beginSeq_ = beginSeq;
-    messages_ = messages;
+    lastSeq_ = beginSeq + messages;
   }
   void Disarm() { armed_ = false; }
 
@@ -35,21 +36,20 @@ class Session::BatchGuard final : public nl::Transport {
     int32_t code = 0;
     if (!RefusedBatch(buf->data(), *len, &code)) return err;
     armed_ = false;
+    // A batch without messages ends with BEGIN's own reply.
+    if (lastSeq_ == beginSeq_) return err;
     size_t at = nl::Align4(*len);
     size_t one = sizeof(nlmsghdr) + sizeof(int32_t);
-    if (buf->size() < at + one * messages_) buf->resize(at + one * messages_);
+    if (buf->size() < at + one) buf->resize(at + one);
     memset(buf->data() + *len, 0, at - *len);
-    for (uint32_t i = 0; i < messages_; i++) {
-      nlmsghdr hdr{};
-      hdr.nlmsg_len = static_cast<uint32_t>(one);
-      hdr.nlmsg_type = NLMSG_ERROR;
-      hdr.nlmsg_flags = NLM_F_CAPPED;
-      hdr.nlmsg_seq = beginSeq_ + 1 + i;
-      memcpy(buf->data() + at, &hdr, sizeof hdr);
-      memcpy(buf->data() + at + sizeof hdr, &code, sizeof code);
-      at += one;
-    }
-    *len = at;
+    nlmsghdr hdr{};
+    hdr.nlmsg_len = static_cast<uint32_t>(one);
+    hdr.nlmsg_type = NLMSG_ERROR;
+    hdr.nlmsg_flags = NLM_F_CAPPED;
+    hdr.nlmsg_seq = lastSeq_;
+    memcpy(buf->data() + at, &hdr, sizeof hdr);
+    memcpy(buf->data() + at + sizeof hdr, &code, sizeof code);
+    *len = at + one;
     return err;
   }
 
@@ -75,7 +75,7 @@ class Session::BatchGuard final : public nl::Transport {
   std::unique_ptr<nl::Transport> inner_;
   bool armed_ = false;
   uint32_t beginSeq_ = 0;
-  uint32_t messages_ = 0;
+  uint32_t lastSeq_ = 0;
 };
 
 Session::Session(std::unique_ptr<nl::Transport> transport, int timeoutMs, bool primeDumps)
@@ -185,7 +185,7 @@ ErrorInfo Session::Run(const std::vector<Op>& ops, uint32_t genId) {
   bool pointed = false;
   uint32_t offset = 0;
   guard_->Arm(first, count - 1);
-  ErrorInfo err = engine_.ExchangeToLast(w_.data(), w_.size(), first, messages.empty() ? 1 : count, [&](const nl::Ack& ack) {
+  ErrorInfo err = engine_.ExchangeToLast(w_.data(), w_.size(), first, count, [&](const nl::Ack& ack) {
     if (ack.error == 0) return;
     if (kerr == 0 || ack.index < failed) {
       failed = ack.index;
