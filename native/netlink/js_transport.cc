@@ -34,7 +34,7 @@ ErrorInfo JsTransport::Send(const uint8_t* data, size_t len) {
 
 ErrorInfo JsTransport::Recv(RxBuffer* buf, size_t* len, int /*timeoutMs*/) {
   if (queue_.empty()) return SystemError(ETIMEDOUT, "recv");
-  buf->assign(queue_.front().begin(), queue_.front().end());
+  *buf = std::move(queue_.front());
   *len = buf->size();
   queue_.pop_front();
   return ErrorInfo{};

@@ -28,7 +28,7 @@ class JsTransport final : public Transport {
  private:
   Napi::Env env_;
   Napi::FunctionReference exchange_;
-  std::deque<std::vector<uint8_t>> queue_;
+  std::deque<RxBuffer> queue_;
 };
 
 // What the handle classes of every protocol take as new XHandle(netnsFd,
