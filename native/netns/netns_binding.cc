@@ -45,13 +45,18 @@ static Napi::Value NetnsIdentify(const Napi::CallbackInfo& info) {
   return IdentityObject(env, fd, id);
 }
 
+// A close-on-exec duplicate of the fd in info[0].
+static int DupCloexec(const Napi::CallbackInfo& info) {
+  int copy = fcntl(info[0].As<Napi::Number>().Int32Value(), F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) ThrowError(info.Env(), SystemError(errno, "fcntl"));
+  return copy;
+}
+
 // A second fd on the namespace fd refers to, checked to be one: cheaper than reopening /proc/self/fd/N (no path
 // walk through procfs), and just as independent of what any path names now.
 static Napi::Value NetnsDup(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  int fd = info[0].As<Napi::Number>().Int32Value();
-  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) ThrowError(env, SystemError(errno, "fcntl"));
+  int copy = DupCloexec(info);
   NetnsIdentity id;
   ErrorInfo err = IdentifyNetns(copy, &id);
   if (err.failed()) {
@@ -64,11 +69,7 @@ static Napi::Value NetnsDup(const Napi::CallbackInfo& info) {
 // A second fd on a namespace handle's own fd, which was identified when the handle was made: a duplicate refers to
 // the same open file, so it needs no second check (three syscalls fewer per client a pod's enrollment opens).
 static Napi::Value NetnsDupFd(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  int fd = info[0].As<Napi::Number>().Int32Value();
-  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) ThrowError(env, SystemError(errno, "fcntl"));
-  return Napi::Number::New(env, copy);
+  return Napi::Number::New(info.Env(), DupCloexec(info));
 }
 
 static Napi::Value NetnsClose(const Napi::CallbackInfo& info) {
