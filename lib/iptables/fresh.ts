@@ -91,16 +91,21 @@ export class KnownChains {
 
   /** some tells whether any owned chain of rules is known to be in place. */
   some(rules: RuleSetView): boolean {
-    return rules.tables.some((table) => rules.ownedChains(table).some((chain) => this.#chains.has(`${table}/${chain}`)));
+    return ownedChainKeys(rules).some((key) => this.#chains.has(key));
   }
 
   /** add records the owned chains of rules as in place. */
   add(rules: RuleSetView): void {
-    for (const table of rules.tables) for (const chain of rules.ownedChains(table)) this.#chains.add(`${table}/${chain}`);
+    for (const key of ownedChainKeys(rules)) this.#chains.add(key);
   }
 
   /** delete forgets the owned chains of rules (they are being removed). */
   delete(rules: RuleSetView): void {
-    for (const table of rules.tables) for (const chain of rules.ownedChains(table)) this.#chains.delete(`${table}/${chain}`);
+    for (const key of ownedChainKeys(rules)) this.#chains.delete(key);
   }
+}
+
+/** ownedChainKeys names each owned chain of rules as "table/chain". */
+function ownedChainKeys(rules: RuleSetView): string[] {
+  return rules.tables.flatMap((table) => rules.ownedChains(table).map((chain) => `${table}/${chain}`));
 }
