@@ -23,6 +23,7 @@ import {
   ZdsHelloSchema,
   type WorkloadRequest,
 } from './gen/zds_pb.js';
+import { addWorkloadBytes, delWorkloadBytes, keepWorkloadBytes, snapshotSentBytes } from './zds-request-bytes.js';
 
 /** ZDS_READ_BUFFER_BYTES is the buffer both the node agent and ztunnel read one ZDS message into. */
 export const ZDS_READ_BUFFER_BYTES = 1024;
@@ -119,20 +120,18 @@ export function encodeRequest(req: ZdsRequest): Uint8Array {
       const name = checkText('req.workload.name', w.name);
       const namespace = checkText('req.workload.namespace', w.namespace);
       const serviceAccount = checkText('req.workload.serviceAccount', w.serviceAccount, true);
-      const msg = create(WorkloadRequestSchema, {
-        payload: { case: 'add', value: { uid, workloadInfo: { name, namespace, serviceAccount } } },
-      });
       const fields = { uid, 'workload.name': name, 'workload.namespace': namespace, 'workload.serviceAccount': serviceAccount };
-      return checkSize(toBinary(WorkloadRequestSchema, msg), `add message for uid ${shortUid(uid)}`, type, fields);
+      const bytes = addWorkloadBytes(uid, name, namespace, serviceAccount);
+      return checkSize(bytes, `add message for uid ${shortUid(uid)}`, type, fields);
     }
     case 'keep':
     case 'del': {
       const uid = checkText('req.uid', r.uid);
-      const msg = create(WorkloadRequestSchema, { payload: { case: r.kind, value: { uid } } });
-      return checkSize(toBinary(WorkloadRequestSchema, msg), `${r.kind} message for uid ${shortUid(uid)}`, type, { uid });
+      const bytes = r.kind === 'keep' ? keepWorkloadBytes(uid) : delWorkloadBytes(uid);
+      return checkSize(bytes, `${r.kind} message for uid ${shortUid(uid)}`, type, { uid });
     }
     case 'snapshotSent':
-      return toBinary(WorkloadRequestSchema, create(WorkloadRequestSchema, { payload: { case: 'snapshotSent', value: {} } }));
+      return snapshotSentBytes();
     default:
       throw invalidValue('req.kind', "one of 'add', 'keep', 'del', 'snapshotSent'", r.kind);
   }

@@ -21,6 +21,9 @@ import {
   type ZdsRequest,
 } from '../../lib/proxy/zds-messages.js';
 import { missingBinary } from '../helpers/privileged.js';
+import { mulberry32 } from '../helpers/random.js';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { WorkloadRequestSchema } from '../../lib/proxy/gen/zds_pb.js';
 import { thrown } from '../helpers/rejection.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -92,6 +95,54 @@ describe('hello and ack: golden bytes', () => {
 
   it('encodeAck defaults to success', () => {
     expect(toHex(encodeAck())).toBe('0a 00');
+  });
+});
+
+describe('encodeRequest writes what protobuf-es writes', () => {
+  // encodeRequest writes the bytes itself (lib/proxy/zds-request-bytes.ts); protobuf-es's reflective encoder is the
+  // reference: random requests, strings from empty to past 128 bytes (two-byte lengths), ASCII to astral-plane text.
+  const alphabet = ['a', 'Z', '0', '-', '.', 'é', 'ß', '名', '🙂', ' ', '\u007f'];
+  function randomText(next: () => number, allowEmpty: boolean): string {
+    const length = Math.floor(next() * next() * 200) + (allowEmpty ? 0 : 1);
+    let out = '';
+    for (let i = 0; i < length; i++) out += alphabet[Math.floor(next() * alphabet.length)];
+    return out;
+  }
+  function reference(req: ZdsRequest): Uint8Array {
+    switch (req.kind) {
+      case 'add': {
+        const { name, namespace, serviceAccount } = req.workload;
+        const value = { uid: req.uid, workloadInfo: { name, namespace, serviceAccount } };
+        return toBinary(WorkloadRequestSchema, create(WorkloadRequestSchema, { payload: { case: 'add', value } }));
+      }
+      case 'keep':
+      case 'del':
+        return toBinary(WorkloadRequestSchema, create(WorkloadRequestSchema, { payload: { case: req.kind, value: { uid: req.uid } } }));
+      default:
+        return toBinary(WorkloadRequestSchema, create(WorkloadRequestSchema, { payload: { case: 'snapshotSent', value: {} } }));
+    }
+  }
+
+  it('500 random requests of each kind, byte for byte', () => {
+    const next = mulberry32(0x2d5);
+    let twoByteLengths = 0;
+    for (let i = 0; i < 500; i++) {
+      const uid = randomText(next, false);
+      const workload = { name: randomText(next, false), namespace: randomText(next, false), serviceAccount: randomText(next, true) };
+      const requests: ZdsRequest[] = [{ kind: 'add', uid, workload }, { kind: 'keep', uid }, { kind: 'del', uid }];
+      for (const req of requests) {
+        const want = reference(req);
+        if (want.length > ZDS_MAX_MESSAGE_BYTES) {
+          expect(() => encodeRequest(req)).toThrow(ZdsError);
+          continue;
+        }
+        if (want[1]! >= 0x80) twoByteLengths++;
+        expect(toHex(encodeRequest(req)), JSON.stringify(req)).toBe(toHex(want));
+      }
+    }
+    expect(toHex(encodeRequest({ kind: 'snapshotSent' }))).toBe(toHex(reference({ kind: 'snapshotSent' })));
+    // The lengths of two bytes were reached, not only the one-byte ones.
+    expect(twoByteLengths).toBeGreaterThan(50);
   });
 });
 
