@@ -175,6 +175,11 @@ export interface RawRule<A = string> {
   unknown?: RawRtAttr[];
 }
 
+/** One change of changeAll: a route or a rule, with the message type and flags changeRoute / changeRule take. */
+export type RawRtnetlinkChange =
+  | { type: number; flags: number; route: RawRoute<Uint8Array> }
+  | { type: number; flags: number; rule: RawRule<Uint8Array> };
+
 /** One netlink session speaking NETLINK_ROUTE (native/rtnetlink/rtnetlink_binding.cc). Every call is async. */
 export interface RawRtnetlinkHandle {
   links(): Promise<RawLink[]>;
@@ -185,6 +190,8 @@ export interface RawRtnetlinkHandle {
   rules(family: number): Promise<RawRule[]>;
   changeRoute(type: number, flags: number, route: RawRoute<Uint8Array>): Promise<void>;
   changeRule(type: number, flags: number, rule: RawRule<Uint8Array>): Promise<void>;
+  /** Sends the changes in few exchanges; one entry per change: undefined when made, else its error. */
+  changeAll(changes: RawRtnetlinkChange[]): Promise<(Error | undefined)[]>;
   setTimeout(ms: number): void;
   close(): void;
 }

@@ -11,8 +11,19 @@ import { checkInteger, checkOptions, checkString, invalidType, invalidValue } fr
 import { toAddress, toLink, toRoute, toRule } from './decode.js';
 import { withContext } from './errors.js';
 import { AF_UNSPEC, afOf } from './names.js';
+import { checkChanges, checkFlag, isMissing } from './changes.js';
 import { checkRoute, checkRule } from './spec.js';
-import type { Address, IpFamily, Link, Route, RouteSpec, RtnetlinkOpenOptions, RoutingRule, RoutingRuleSpec } from './types.js';
+import type {
+  Address,
+  IpFamily,
+  Link,
+  Route,
+  RouteSpec,
+  RtnetlinkChange,
+  RtnetlinkOpenOptions,
+  RoutingRule,
+  RoutingRuleSpec,
+} from './types.js';
 
 const K = native.rtnetlinkConstants;
 const IFNAME_MAX = 15;
@@ -21,12 +32,6 @@ function checkFamilyFilter(name: string, value: unknown): number {
   if (value === undefined) return AF_UNSPEC;
   if (value !== 4 && value !== 6) throw invalidValue(name, '4 or 6', value);
   return afOf(value);
-}
-
-function checkFlag(name: string, value: unknown): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw invalidType(name, 'a boolean', value);
-  return value;
 }
 
 /**
@@ -151,7 +156,7 @@ export class Rtnetlink extends NetlinkClient<RawRtnetlinkHandle> {
         if (checked.oifName !== undefined) checked.raw.oif = await this.#linkIndex(h, checked.oifName, 'delRoute', route);
         await h.changeRoute(K.delRoute, 0, checked.raw);
       } catch (err) {
-        if (ignore && err instanceof RtnetlinkError && (err.code === 'ESRCH' || err.code === 'ENOENT')) return;
+        if (ignore && isMissing(err)) return;
         throw err;
       }
     });
@@ -187,6 +192,42 @@ export class Rtnetlink extends NetlinkClient<RawRtnetlinkHandle> {
         if (ignore && err instanceof RtnetlinkError && err.code === 'ENOENT') return;
         throw err;
       }
+    });
+  }
+
+  /**
+   * batch makes several route and rule changes in one exchange with the kernel: one sendmsg (of up to 64 changes),
+   * which the kernel takes message by message, in order, answering each. It is not a transaction: a refused change
+   * leaves the others made, as separate calls would. Resolves to one outcome per change, in order: undefined when it
+   * was made (or, with ignoreMissing, was not there to delete), else the RtnetlinkError its own call would have
+   * rejected with. Throws InvalidArgumentError, before anything is sent, for a bad change (checked index by index);
+   * rejects, with nothing known of the changes, when the exchange itself fails (ETIMEDOUT, a closed client).
+   */
+  async batch(changes: readonly RtnetlinkChange[]): Promise<(RtnetlinkError | undefined)[]> {
+    const checked = checkChanges(changes);
+    const netns = this.netns?.path;
+    return this.#serial('batch', undefined, async (h) => {
+      const outcomes = new Array<RtnetlinkError | undefined>(checked.length).fill(undefined);
+      const sent: number[] = [];
+      for (const [i, c] of checked.entries()) {
+        if (c.oifName !== undefined && 'route' in c.raw) {
+          try {
+            c.raw.route.oif = await this.#linkIndex(h, c.oifName, c.op, c.object);
+          } catch (err) {
+            if (!(err instanceof RtnetlinkError)) throw err;
+            outcomes[i] = err;
+            continue;
+          }
+        }
+        sent.push(i);
+      }
+      const answers = sent.length === 0 ? [] : await h.changeAll(sent.map((i) => checked[i]!.raw));
+      answers.forEach((err, k) => {
+        const c = checked[sent[k]!]!;
+        if (err === undefined || (c.ignoreMissing && isMissing(err))) return;
+        outcomes[sent[k]!] = withContext(err, c.op, c.object, netns) as RtnetlinkError;
+      });
+      return outcomes;
     });
   }
 

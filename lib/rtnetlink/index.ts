@@ -13,4 +13,5 @@ export type {
   RoutingRule,
   RoutingRuleAction,
   RoutingRuleSpec,
+  RtnetlinkChange,
 } from './types.js';

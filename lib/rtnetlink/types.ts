@@ -233,3 +233,13 @@ export interface RoutingRuleSpec {
  * FakeRtnetlink, and the deadline; every field is optional.
  */
 export type RtnetlinkOpenOptions = NetlinkOpenOptions;
+
+/**
+ * RtnetlinkChange is one change of Rtnetlink.batch: what addRoute, delRoute, addRule or delRule takes, `op` naming
+ * which, with the same options.
+ */
+export type RtnetlinkChange =
+  | { op: 'addRoute'; route: RouteSpec; replace?: boolean }
+  | { op: 'delRoute'; route: RouteSpec | Route; ignoreMissing?: boolean }
+  | { op: 'addRule'; rule: RoutingRuleSpec }
+  | { op: 'delRule'; rule: RoutingRuleSpec | RoutingRule; ignoreMissing?: boolean };

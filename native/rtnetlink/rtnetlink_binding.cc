@@ -179,6 +179,21 @@ struct ChangeRuleBaton : RtnetlinkBaton<ChangeRuleBaton> {
   Napi::Value Result(Napi::Env env) { return env.Undefined(); }
 };
 
+// Resolves to one entry per change: undefined when the kernel made it, else
+// the error its own call would have rejected with.
+struct ChangeAllBaton : RtnetlinkBaton<ChangeAllBaton> {
+  std::vector<rt::ChangeRequest> changes;
+  std::vector<ErrorInfo> outcomes;
+  void Locked() { error = session->ChangeAll(changes, &outcomes); }
+  Napi::Value Result(Napi::Env env) {
+    Napi::Array out = Napi::Array::New(env, outcomes.size());
+    for (size_t i = 0; i < outcomes.size(); i++) {
+      out.Set(static_cast<uint32_t>(i), outcomes[i].failed() ? MakeError(env, outcomes[i]) : env.Undefined());
+    }
+    return out;
+  }
+};
+
 // The plain objects lib/rtnetlink passes in (validated there).
 static rt::Route RouteFrom(JsReader& in, const Napi::Object& o) {
   rt::Route r;
@@ -232,7 +247,8 @@ class RtnetlinkHandle : public nl::SessionHandle<RtnetlinkHandle, Session> {
     return DefineHandle(env, {{"links", &RtnetlinkHandle::Links}, {"link", &RtnetlinkHandle::Link},
                               {"addresses", &RtnetlinkHandle::Addresses}, {"routes", &RtnetlinkHandle::Routes},
                               {"rules", &RtnetlinkHandle::Rules}, {"changeRoute", &RtnetlinkHandle::ChangeRoute},
-                              {"changeRule", &RtnetlinkHandle::ChangeRule}});
+                              {"changeRule", &RtnetlinkHandle::ChangeRule},
+                              {"changeAll", &RtnetlinkHandle::ChangeAll}});
   }
 
  private:
@@ -284,6 +300,24 @@ class RtnetlinkHandle : public nl::SessionHandle<RtnetlinkHandle, Session> {
     return Change<ChangeRuleBaton>(
         info, [](ChangeRuleBaton& b, JsReader& in, const Napi::Object& o) { b.rule = RuleFrom(in, o); },
         "podnet:rtnetlinkChangeRule");
+  }
+
+  // changeAll([{ type, flags, rule } or { type, flags, route }, ...])
+  Napi::Value ChangeAll(const Napi::CallbackInfo& info) {
+    auto b = std::make_unique<ChangeAllBaton>();
+    Napi::Array list = info[0].As<Napi::Array>();
+    JsReader in(info.Env());
+    b->changes.resize(list.Length());
+    for (uint32_t i = 0; i < list.Length(); i++) {
+      Napi::Object o = list.Get(i).As<Napi::Object>();
+      rt::ChangeRequest& c = b->changes[i];
+      c.type = static_cast<uint16_t>(in.U32(o, "type"));
+      c.flags = static_cast<uint16_t>(in.U32(o, "flags"));
+      c.isRule = o.Has("rule");
+      if (c.isRule) c.rule = RuleFrom(in, o.Get("rule").As<Napi::Object>());
+      else c.route = RouteFrom(in, o.Get("route").As<Napi::Object>());
+    }
+    return Start(info, std::move(b), "podnet:rtnetlinkChangeAll");
   }
 };
 

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+
 #include "netlink/session_lock.h"
 #include "rtnetlink/codec.h"
 
@@ -117,6 +119,35 @@ ErrorInfo Session::ChangeRule(uint16_t type, uint16_t flags, const Rule& rule) {
   w_.Clear();
   EncodeRule(w_, type, flags, engine_.ReserveSeq(1), rule);
   return Change(type == RTM_NEWRULE ? "addRule" : "delRule");
+}
+
+static const char* CommandOf(const ChangeRequest& c) {
+  if (c.isRule) return c.type == RTM_NEWRULE ? "addRule" : "delRule";
+  return c.type == RTM_NEWROUTE ? "addRoute" : "delRoute";
+}
+
+ErrorInfo Session::ChangeAll(const std::vector<ChangeRequest>& changes, std::vector<ErrorInfo>* outcomes) {
+  outcomes->assign(changes.size(), ErrorInfo{});
+  for (size_t start = 0; start < changes.size(); start += kChangesPerExchange) {
+    uint32_t count = static_cast<uint32_t>(std::min(kChangesPerExchange, changes.size() - start));
+    uint32_t first = engine_.ReserveSeq(count);
+    w_.Clear();
+    for (uint32_t i = 0; i < count; i++) {
+      const ChangeRequest& c = changes[start + i];
+      if (c.isRule) EncodeRule(w_, c.type, c.flags, first + i, c.rule);
+      else EncodeRoute(w_, c.type, c.flags, first + i, c.route);
+    }
+    ErrorInfo err = engine_.Exchange(w_.data(), w_.size(), first, count, [&](const nl::Ack& ack) {
+      if (ack.error == 0) return;
+      size_t at = start + ack.index;
+      (*outcomes)[at] = KernelError(ack.error, CommandOf(changes[at]), ExtAckMessage(ack));
+    });
+    if (err.failed()) {
+      outcomes->clear();
+      return err;
+    }
+  }
+  return ErrorInfo{};
 }
 
 }  // namespace podnet::rt

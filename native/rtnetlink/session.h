@@ -17,6 +17,20 @@
 
 namespace podnet::rt {
 
+// One change of ChangeAll: a route or a rule, with its message type and flags
+// as ChangeRoute / ChangeRule take them.
+struct ChangeRequest {
+  bool isRule = false;
+  uint16_t type = 0, flags = 0;
+  Route route;
+  Rule rule;
+};
+
+// kChangesPerExchange is how many changes ChangeAll sends in one sendmsg: the
+// kernel queues an ACK per message before the reader takes any, and the
+// receive buffer counts each as a whole skb.
+constexpr size_t kChangesPerExchange = 64;
+
 class Session {
  public:
   Session(std::unique_ptr<nl::Transport> transport, int timeoutMs) : engine_(std::move(transport), timeoutMs) {}
@@ -36,6 +50,12 @@ class Session {
   // type RTM_NEWROUTE / RTM_DELROUTE, flags NLM_F_CREATE|NLM_F_EXCL, ... .
   ErrorInfo ChangeRoute(uint16_t type, uint16_t flags, const Route& route);
   ErrorInfo ChangeRule(uint16_t type, uint16_t flags, const Rule& rule);
+  // Sends changes in as few exchanges as kChangesPerExchange allows: the
+  // kernel takes each message on its own, in order, and answers each, so
+  // (*outcomes)[i] is change i's own answer (failed() when refused), as its
+  // own call would have had. The returned error is an exchange's: outcomes
+  // then hold nothing.
+  ErrorInfo ChangeAll(const std::vector<ChangeRequest>& changes, std::vector<ErrorInfo>* outcomes);
 
  private:
   template <typename T, typename Decode>

@@ -10,6 +10,7 @@ import {
   type Rtnetlink,
   type RouteSpec,
   type RoutingRuleSpec,
+  type RtnetlinkChange,
 } from '../../lib/index.js';
 import { rejection } from '../helpers/rejection.js';
 
@@ -208,6 +209,82 @@ export function rtnetlinkContract(name: string, backend: () => RtnetlinkBackend)
         expect(await rt.rules()).toEqual(before);
       });
     }
+
+    it('batch makes rule and route changes in one exchange, each answered on its own, in order', async () => {
+      const MISSING: RouteSpec = { dst: '10.7.0.0', dstLength: 16, table: 100, type: 'blackhole' };
+      const changes: RtnetlinkChange[] = [
+        { op: 'addRule', rule: MARK_RULE },
+        { op: 'addRoute', route: LOCAL4 },
+        { op: 'addRoute', route: LOCAL4 },
+        { op: 'addRule', rule: { ...MARK_RULE, family: 6 } },
+        { op: 'delRoute', route: MISSING },
+        { op: 'delRule', rule: { ...MARK_RULE, priority: 7 }, ignoreMissing: true },
+        { op: 'addRoute', route: LOCAL4, replace: true },
+      ];
+      const outcomes = await rt.batch(changes);
+      expect(outcomes).toHaveLength(7);
+      expect(outcomes.map((o) => o?.code)).toEqual([undefined, undefined, 'EEXIST', undefined, 'ESRCH', undefined, undefined]);
+      expect(outcomes[2]).toBeInstanceOf(RtnetlinkError);
+      expect(outcomes[2]).toMatchObject({ errno: -17, operation: 'addRoute', object: LOCAL4 });
+      expect(isAlreadyExists(outcomes[2])).toBe(true);
+      expect(outcomes[4]).toMatchObject({ errno: -3, operation: 'delRoute', object: MISSING });
+      expect(isNotFound(outcomes[4])).toBe(true);
+      expect((await rt.rules()).filter((r) => r.priority === 32764).map((r) => r.family).sort()).toEqual([4, 6]);
+      expect(await rt.routes({ table: 100 })).toEqual([expect.objectContaining({ family: 4, type: 'local', oif: 1 })]);
+
+      const undo = await rt.batch([
+        { op: 'delRule', rule: MARK_RULE },
+        { op: 'delRule', rule: { ...MARK_RULE, family: 6 } },
+        { op: 'delRoute', route: LOCAL4 },
+        { op: 'delRoute', route: LOCAL4, ignoreMissing: true },
+      ]);
+      expect(undo).toEqual([undefined, undefined, undefined, undefined]);
+      expect(await rt.rules()).toHaveLength(5);
+      expect(await rt.routes({ table: 100 })).toEqual([]);
+      expect(await rt.batch([])).toEqual([]);
+    });
+
+    it('batch answers a route whose interface name is unknown with ENODEV in its place, and makes the others', async () => {
+      const outcomes = await rt.batch([
+        { op: 'addRoute', route: { dst: '10.1.0.0', dstLength: 16, table: 100, oif: 'nope0' } },
+        { op: 'addRoute', route: LOCAL4 },
+      ]);
+      expect(outcomes[0]).toMatchObject({ code: 'ENODEV', operation: 'addRoute' });
+      expect(outcomes[1]).toBeUndefined();
+      expect(await rt.routes({ table: 100 })).toEqual([expect.objectContaining({ type: 'local', oif: 1 })]);
+    });
+
+    it('batch sends more changes than one exchange takes, and keeps each answer at its index', async () => {
+      const route = (i: number): RouteSpec => ({ dst: `10.${i >> 8}.${i & 255}.0`, dstLength: 24, table: 300, type: 'blackhole' });
+      const changes: RtnetlinkChange[] = Array.from({ length: 150 }, (_, i) => ({ op: 'addRoute', route: route(i) }));
+      changes[100] = { op: 'addRoute', route: route(3) };
+      changes[149] = { op: 'addRoute', route: route(70) };
+      const outcomes = await rt.batch(changes);
+      const refused = outcomes.flatMap((o, i) => (o === undefined ? [] : [[i, o.code]]));
+      expect(refused).toEqual([
+        [100, 'EEXIST'],
+        [149, 'EEXIST'],
+      ]);
+      expect(await rt.routes({ table: 300 })).toHaveLength(148);
+    });
+
+    it('batch refuses a bad change, a hole or an unknown op before sending anything, naming it', async () => {
+      const before = [await rt.rules(), await rt.routes()];
+      const bad: [unknown, string][] = [
+        [[{ op: 'addRule', rule: MARK_RULE }, { op: 'addRoute', route: { dst: '10.0.0.1', dstLength: 8, oif: 1 } }], 'changes[1].route.dst'],
+        [[{ op: 'addRule', rule: MARK_RULE }, , { op: 'addRoute', route: LOCAL4 }], 'changes[1]'],
+        [[{ op: 'replaceRoute', route: LOCAL4 }], 'changes[0].op'],
+        [[{ op: 'delRule', rule: MARK_RULE, ignoreMissing: 'yes' }], 'changes[0].ignoreMissing'],
+        [[null], 'changes[0]'],
+        ['addRule', 'changes'],
+      ];
+      for (const [changes, argument] of bad) {
+        const err = await rejection(rt.batch(changes as RtnetlinkChange[]));
+        expect(err, argument).toBeInstanceOf(InvalidArgumentError);
+        expect(err).toMatchObject({ argument });
+      }
+      expect([await rt.rules(), await rt.routes()]).toEqual(before);
+    });
 
     it('runs operations in call order, and finishes what was queued when closed', async () => {
       const add = rt.addRoute(LOCAL4);
