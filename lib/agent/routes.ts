@@ -6,7 +6,7 @@
  */
 import { RtnetlinkError } from '../errors.js';
 import type { Rtnetlink } from '../rtnetlink/client.js';
-import type { RouteSpec, RoutingRuleSpec } from '../rtnetlink/types.js';
+import type { RouteSpec, RoutingRuleSpec, RtnetlinkChange } from '../rtnetlink/types.js';
 
 /** INPOD_ROUTING holds the reference agent's table, rule preference and mark (istio cni/pkg/iptables). */
 export const INPOD_ROUTING = Object.freeze({
@@ -52,50 +52,54 @@ export interface PodRoutingCreated {
 }
 
 /**
- * applyPodRouting adds the rule and the route of each family, and tells which of them it created. Idempotent: an
- * identical rule already there (EEXIST) is what was wanted, and a route already there is written again with
- * replace, as the reference does (RouteReplace); a new route is added exclusively, so that the answer tells it apart.
+ * applyPodRouting adds the rule and the route of each family, all in one exchange, and tells which of them it
+ * created. Idempotent: an identical rule already there (EEXIST) is what was wanted, and a route already there is
+ * written again with replace, as the reference does (RouteReplace); a new route is added exclusively, so that the
+ * answer tells it apart. When the kernel refuses one, what this call created is taken out again before it throws.
  */
 export async function applyPodRouting(rt: Rtnetlink, families: readonly (4 | 6)[]): Promise<PodRoutingCreated[]> {
-  const created: PodRoutingCreated[] = [];
-  for (const family of families) {
-    const made = { family, rule: false, route: false };
-    created.push(made);
-    try {
-      await rt.addRule(inpodRoutingRule(family));
-      made.rule = true;
-    } catch (err) {
-      if (!isExisting(err)) throw err;
-    }
-    try {
-      await rt.addRoute(inpodRoute(family));
-      made.route = true;
-    } catch (err) {
-      if (!isExisting(err)) throw err;
-      await rt.addRoute(inpodRoute(family), { replace: true });
-    }
-  }
-  return created;
+  const outcomes = await rt.batch(
+    families.flatMap((family): RtnetlinkChange[] => [
+      { op: 'addRule', rule: inpodRoutingRule(family) },
+      { op: 'addRoute', route: inpodRoute(family) },
+    ]),
+  );
+  const created = families.map((family, i) => ({ family, rule: outcomes[2 * i] === undefined, route: outcomes[2 * i + 1] === undefined }));
+  const refused = outcomes.find((err) => err !== undefined && !isExisting(err));
+  const existing = families.filter((_, i) => outcomes[2 * i + 1] !== undefined);
+  const replace = existing.map((family): RtnetlinkChange => ({ op: 'addRoute', route: inpodRoute(family), replace: true }));
+  const again = refused || replace.length === 0 ? [] : await rt.batch(replace);
+  const failed = refused ?? again.find((err) => err !== undefined);
+  if (failed === undefined) return created;
+  await undoPodRouting(rt, created).catch(() => undefined);
+  throw failed;
 }
 
 /** undoPodRouting deletes what applyPodRouting created (and nothing that was there before it); missing ones are fine. */
 export async function undoPodRouting(rt: Rtnetlink, created: readonly PodRoutingCreated[]): Promise<void> {
-  for (const { family, rule, route } of created) {
-    if (rule) await rt.delRule(inpodRoutingRule(family), { ignoreMissing: true });
-    if (route) await rt.delRoute(inpodRoute(family), { ignoreMissing: true });
-  }
+  const changes = created.flatMap(({ family, rule, route }): RtnetlinkChange[] => [
+    ...(rule ? [{ op: 'delRule', rule: inpodRoutingRule(family), ignoreMissing: true } as const] : []),
+    ...(route ? [{ op: 'delRoute', route: inpodRoute(family), ignoreMissing: true } as const] : []),
+  ]);
+  if (changes.length === 0) return;
+  const failed = (await rt.batch(changes)).find((err) => err !== undefined);
+  if (failed) throw failed;
 }
 
 function isExisting(err: unknown): boolean {
   return err instanceof RtnetlinkError && err.code === 'EEXIST';
 }
 
-/** removePodRouting deletes the rule and the route of each family; missing ones are fine. */
+/** removePodRouting deletes the rule and the route of each family, in one exchange; missing ones are fine. */
 export async function removePodRouting(rt: Rtnetlink, families: readonly (4 | 6)[]): Promise<void> {
-  for (const family of families) {
-    await rt.delRule(inpodRoutingRule(family), { ignoreMissing: true });
-    await rt.delRoute(inpodRoute(family), { ignoreMissing: true });
-  }
+  const outcomes = await rt.batch(
+    families.flatMap((family): RtnetlinkChange[] => [
+      { op: 'delRule', rule: inpodRoutingRule(family), ignoreMissing: true },
+      { op: 'delRoute', route: inpodRoute(family), ignoreMissing: true },
+    ]),
+  );
+  const failed = outcomes.find((err) => err !== undefined);
+  if (failed) throw failed;
 }
 
 /** PodRoutingState is what verifyPodRouting found for one family. */
