@@ -30,11 +30,8 @@ static ErrorInfo NotANetns(const char* syscall, const std::string& detail) {
   return info;
 }
 
-ErrorInfo IdentifyNetns(int fd, NetnsIdentity* id) {
-  struct statfs fs;
-  if (fstatfs(fd, &fs) != 0) return SystemError(errno, "fstatfs");
-  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) return NotANetns("fstatfs", "not on nsfs");
-
+// The namespace type and identity of fd, a file already known to be on nsfs.
+static ErrorInfo IdentifyNsfsFile(int fd, NetnsIdentity* id) {
   int type = ioctl(fd, NS_GET_NSTYPE);
   if (type < 0) return SystemError(errno, "ioctl");
   if (type != CLONE_NEWNET) return NotANetns("ioctl", "a namespace of another type");
@@ -44,6 +41,13 @@ ErrorInfo IdentifyNetns(int fd, NetnsIdentity* id) {
   id->dev = static_cast<uint64_t>(st.st_dev);
   id->ino = static_cast<uint64_t>(st.st_ino);
   return ErrorInfo{};
+}
+
+ErrorInfo IdentifyNetns(int fd, NetnsIdentity* id) {
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return SystemError(errno, "fstatfs");
+  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) return NotANetns("fstatfs", "not on nsfs");
+  return IdentifyNsfsFile(fd, id);
 }
 
 ErrorInfo OpenNetns(const std::string& path, int* fd, NetnsIdentity* id) {
@@ -71,7 +75,8 @@ ErrorInfo OpenNetns(const std::string& path, int* fd, NetnsIdentity* id) {
   close(pathFd);
   if (nfd < 0) return SystemError(openErr, "open").With("path", path);
 
-  ErrorInfo err = IdentifyNetns(nfd, id);
+  // The same inode the O_PATH fd showed to be on nsfs: only its type and identity are left to read.
+  ErrorInfo err = IdentifyNsfsFile(nfd, id);
   if (err.failed()) {
     close(nfd);
     if (err.code == "ERR_NOT_NETNS") err.message = "not a network namespace: '" + path + "'";
