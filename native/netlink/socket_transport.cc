@@ -44,7 +44,6 @@ ErrorInfo SocketTransport::Open(int netnsFd, int protocol, std::unique_ptr<Socke
   } else {
     SetBuffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, kSocketBuffer);
   }
-  SetBuffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, kSocketBuffer);
   int one = 1;
   // Extended ACKs carry the kernel's own error text; harmless where absent.
   setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
@@ -69,7 +68,17 @@ ErrorInfo SocketTransport::Send(const uint8_t* data, size_t len) {
   for (;;) {
     ssize_t n = sendto(fd_, data, len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel);
     if (n >= 0) return ErrorInfo{};
-    if (errno != EINTR) return SystemError(errno, "sendto");
+    if (errno == EINTR) continue;
+    // A request larger than the send buffer is refused whole with EMSGSIZE
+    // (netlink_sendmsg), nothing of it taken: the buffer is raised then and
+    // the request sent again. Raised on demand, as most sockets (a pod's two
+    // clients) never send more than the default 212 KiB holds.
+    if (errno == EMSGSIZE && !sendBufferRaised_) {
+      sendBufferRaised_ = true;
+      SetBuffer(fd_, SO_SNDBUFFORCE, SO_SNDBUF, kSocketBuffer);
+      continue;
+    }
+    return SystemError(errno, "sendto");
   }
 }
 

@@ -24,6 +24,9 @@ class SocketTransport final : public Transport {
  private:
   explicit SocketTransport(int fd) : fd_(fd) {}
   int fd_;
+  // Whether Send has asked for the large send buffer (it does on the first
+  // request the default one refuses).
+  bool sendBufferRaised_ = false;
 };
 
 }  // namespace podnet::nl

@@ -323,7 +323,7 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         expect(listing).toMatchObject({ code: 'ENOENT', operation: 'elements' });
       });
 
-      it('lists a set of 3000 commented elements whole, over several dump datagrams', async () => {
+      it('adds 3000 commented elements in one batch (past the default 212 KiB send buffer) and lists them whole, over several dump datagrams', async () => {
         const many = Array.from({ length: 3000 }, (_, i) => ({ address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, comment: `pod-${i}-${'x'.repeat(40)}` }));
         await nft.addElement(T, 'v4', many);
         const listed = await nft.elements(T, 'v4');
