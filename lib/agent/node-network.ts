@@ -275,7 +275,8 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
         this.#podRouting(p, ns, (rt, families) => applyPodRouting(rt, families)),
         proxy && this.#step('proxy', p.uid, `handing pod '${p.uid}' to the node proxy`, async () => {
           if (ns.fd === undefined) throw invalidValue('pod.netns', 'a namespace with an fd for the node proxy', ns.path);
-          await proxy.addWorkload(p.uid, p.workload!, { fd: ns.fd });
+          // The agent's own handle when it has one: the server then duplicates it without identifying it again.
+          await proxy.addWorkload(p.uid, p.workload!, ns.handle ?? { fd: ns.fd });
         }),
       ]);
       const failed = [rules, routing, handed].find((r) => r.status === 'rejected');
