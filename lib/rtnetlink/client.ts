@@ -201,7 +201,8 @@ export class Rtnetlink extends NetlinkClient<RawRtnetlinkHandle> {
    * leaves the others made, as separate calls would. Resolves to one outcome per change, in order: undefined when it
    * was made (or, with ignoreMissing, was not there to delete), else the RtnetlinkError its own call would have
    * rejected with. Throws InvalidArgumentError, before anything is sent, for a bad change (checked index by index);
-   * rejects, with nothing known of the changes, when the exchange itself fails (ETIMEDOUT, a closed client).
+   * rejects when an exchange itself fails (ETIMEDOUT, a closed client), and then any of the changes may have been
+   * made.
    */
   async batch(changes: readonly RtnetlinkChange[]): Promise<(RtnetlinkError | undefined)[]> {
     const checked = checkChanges(changes);
