@@ -30,6 +30,14 @@ static ErrorInfo NotANetns(const char* syscall, const std::string& detail) {
   return info;
 }
 
+// Whether fd's file is on nsfs, where every namespace file is.
+static ErrorInfo CheckOnNsfs(int fd) {
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return SystemError(errno, "fstatfs");
+  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) return NotANetns("fstatfs", "not on nsfs");
+  return ErrorInfo{};
+}
+
 // The namespace type and identity of fd, a file already known to be on nsfs.
 static ErrorInfo IdentifyNsfsFile(int fd, NetnsIdentity* id) {
   int type = ioctl(fd, NS_GET_NSTYPE);
@@ -44,10 +52,14 @@ static ErrorInfo IdentifyNsfsFile(int fd, NetnsIdentity* id) {
 }
 
 ErrorInfo IdentifyNetns(int fd, NetnsIdentity* id) {
-  struct statfs fs;
-  if (fstatfs(fd, &fs) != 0) return SystemError(errno, "fstatfs");
-  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) return NotANetns("fstatfs", "not on nsfs");
-  return IdentifyNsfsFile(fd, id);
+  ErrorInfo err = CheckOnNsfs(fd);
+  return err.failed() ? err : IdentifyNsfsFile(fd, id);
+}
+
+// err, a failure to open path as a network namespace, naming the path.
+static ErrorInfo AboutPath(ErrorInfo err, const std::string& path) {
+  if (err.code == "ERR_NOT_NETNS") err.message = "not a network namespace: '" + path + "'";
+  return err.With("path", path);
 }
 
 ErrorInfo OpenNetns(const std::string& path, int* fd, NetnsIdentity* id) {
@@ -56,15 +68,10 @@ ErrorInfo OpenNetns(const std::string& path, int* fd, NetnsIdentity* id) {
   // came, a device could act on it), yet says which filesystem the file is on.
   int pathFd = open(path.c_str(), O_PATH | O_CLOEXEC);
   if (pathFd < 0) return SystemError(errno, "open").With("path", path);
-  struct statfs fs;
-  if (fstatfs(pathFd, &fs) != 0) {
-    int err = errno;
+  ErrorInfo onNsfs = CheckOnNsfs(pathFd);
+  if (onNsfs.failed()) {
     close(pathFd);
-    return SystemError(err, "fstatfs").With("path", path);
-  }
-  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) {
-    close(pathFd);
-    return NotANetns("fstatfs", "'" + path + "'").With("path", path);
+    return AboutPath(onNsfs, path);
   }
   // The real open goes through the O_PATH fd, so it is the same nsfs inode
   // whatever the path names by now; setns and the ioctl need a real open.
@@ -79,8 +86,7 @@ ErrorInfo OpenNetns(const std::string& path, int* fd, NetnsIdentity* id) {
   ErrorInfo err = IdentifyNsfsFile(nfd, id);
   if (err.failed()) {
     close(nfd);
-    if (err.code == "ERR_NOT_NETNS") err.message = "not a network namespace: '" + path + "'";
-    return err.With("path", path);
+    return AboutPath(err, path);
   }
   *fd = nfd;
   return err;
