@@ -17,6 +17,11 @@ export function checkFlag(name: string, value: unknown): boolean {
   return value;
 }
 
+/** addFlags are the flags of an add: it creates, exclusively (a duplicate is EEXIST) unless it replaces. */
+export function addFlags(replace: boolean): number {
+  return K.create | (replace ? K.replace : K.excl);
+}
+
 /** CheckedChange is a change ready for the addon, with what its outcome needs. */
 export interface CheckedChange {
   op: RtnetlinkChange['op'];
@@ -41,7 +46,7 @@ function checkChange(value: unknown, name: string): CheckedChange {
     case 'delRoute': {
       const add = c.op === 'addRoute';
       const checked = checkRoute(c.route, !add, `${name}.route`);
-      const flags = add ? K.create | (flag('replace') ? K.replace : K.excl) : 0;
+      const flags = add ? addFlags(flag('replace')) : 0;
       return {
         op: c.op,
         object: c.route,
@@ -57,7 +62,7 @@ function checkChange(value: unknown, name: string): CheckedChange {
       return {
         op: c.op,
         object: c.rule,
-        raw: { type: add ? K.newRule : K.delRule, flags: add ? K.create | K.excl : 0, rule: raw },
+        raw: { type: add ? K.newRule : K.delRule, flags: add ? addFlags(false) : 0, rule: raw },
         oifName: undefined,
         ignoreMissing: !add && flag('ignoreMissing'),
       };

@@ -11,7 +11,7 @@ import { checkInteger, checkOptions, checkString, invalidType, invalidValue } fr
 import { toAddress, toLink, toRoute, toRule } from './decode.js';
 import { withContext } from './errors.js';
 import { AF_UNSPEC, afOf } from './names.js';
-import { checkChanges, checkFlag, isMissing } from './changes.js';
+import { addFlags, checkChanges, checkFlag, isMissing } from './changes.js';
 import { checkRoute, checkRule } from './spec.js';
 import type {
   Address,
@@ -137,10 +137,9 @@ export class Rtnetlink extends NetlinkClient<RawRtnetlinkHandle> {
   async addRoute(route: RouteSpec, options: { replace?: boolean } = {}): Promise<void> {
     const checked = checkRoute(route, false);
     const replace = checkFlag('options.replace', checkOptions<{ replace?: boolean }>('options', options).replace);
-    const flags = K.create | (replace ? K.replace : K.excl);
     return this.#serial('addRoute', route, async (h) => {
       if (checked.oifName !== undefined) checked.raw.oif = (await this.#linkIndex(h, checked.oifName, 'addRoute', route));
-      await h.changeRoute(K.newRoute, flags, checked.raw);
+      await h.changeRoute(K.newRoute, addFlags(replace), checked.raw);
     });
   }
 
@@ -175,7 +174,7 @@ export class Rtnetlink extends NetlinkClient<RawRtnetlinkHandle> {
    */
   async addRule(rule: RoutingRuleSpec): Promise<void> {
     const raw = checkRule(rule, false);
-    return this.#serial('addRule', rule, (h) => h.changeRule(K.newRule, K.create | K.excl, raw));
+    return this.#serial('addRule', rule, (h) => h.changeRule(K.newRule, addFlags(false), raw));
   }
 
   /**
