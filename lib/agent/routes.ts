@@ -82,8 +82,13 @@ export async function undoPodRouting(rt: Rtnetlink, created: readonly PodRouting
     ...(route ? [{ op: 'delRoute', route: inpodRoute(family), ignoreMissing: true } as const] : []),
   ]);
   if (changes.length === 0) return;
-  const failed = (await rt.batch(changes)).find((err) => err !== undefined);
-  if (failed) throw failed;
+  throwFirstRefusal(await rt.batch(changes));
+}
+
+/** throwFirstRefusal throws the first refusal among a batch's outcomes, if there is one. */
+function throwFirstRefusal(outcomes: readonly (RtnetlinkError | undefined)[]): void {
+  const refused = outcomes.find((err) => err !== undefined);
+  if (refused) throw refused;
 }
 
 function isExisting(err: unknown): boolean {
@@ -98,8 +103,7 @@ export async function removePodRouting(rt: Rtnetlink, families: readonly (4 | 6)
       { op: 'delRoute', route: inpodRoute(family), ignoreMissing: true },
     ]),
   );
-  const failed = outcomes.find((err) => err !== undefined);
-  if (failed) throw failed;
+  throwFirstRefusal(outcomes);
 }
 
 /** PodRoutingState is what verifyPodRouting found for one family. */
