@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <string.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "netlink/session_lock.h"
 #include "rtnetlink/codec.h"
@@ -95,32 +95,6 @@ ErrorInfo Session::GetLink(uint32_t index, const std::string& name, Link* out) {
   return ErrorInfo{};
 }
 
-ErrorInfo Session::Change(const char* command) {
-  uint32_t seq;
-  memcpy(&seq, w_.data() + 8, 4);
-  int kerr = 0;
-  std::string text;
-  ErrorInfo err = engine_.Exchange(w_.data(), w_.size(), seq, 1, [&](const nl::Ack& ack) {
-    kerr = ack.error;
-    if (kerr != 0) text = ExtAckMessage(ack);
-  });
-  if (err.failed()) return err;
-  if (kerr != 0) return KernelError(kerr, command, text);
-  return ErrorInfo{};
-}
-
-ErrorInfo Session::ChangeRoute(uint16_t type, uint16_t flags, const Route& route) {
-  w_.Clear();
-  EncodeRoute(w_, type, flags, engine_.ReserveSeq(1), route);
-  return Change(type == RTM_NEWROUTE ? "addRoute" : "delRoute");
-}
-
-ErrorInfo Session::ChangeRule(uint16_t type, uint16_t flags, const Rule& rule) {
-  w_.Clear();
-  EncodeRule(w_, type, flags, engine_.ReserveSeq(1), rule);
-  return Change(type == RTM_NEWRULE ? "addRule" : "delRule");
-}
-
 static const char* CommandOf(const ChangeRequest& c) {
   if (c.isRule) return c.type == RTM_NEWRULE ? "addRule" : "delRule";
   return c.type == RTM_NEWROUTE ? "addRoute" : "delRoute";
@@ -148,6 +122,31 @@ ErrorInfo Session::ChangeAll(const std::vector<ChangeRequest>& changes, std::vec
     }
   }
   return ErrorInfo{};
+}
+
+ErrorInfo Session::ChangeOne(ChangeRequest change) {
+  std::vector<ChangeRequest> one;
+  one.push_back(std::move(change));
+  std::vector<ErrorInfo> outcome;
+  ErrorInfo err = ChangeAll(one, &outcome);
+  return err.failed() ? err : outcome[0];
+}
+
+ErrorInfo Session::ChangeRoute(uint16_t type, uint16_t flags, const Route& route) {
+  ChangeRequest c;
+  c.type = type;
+  c.flags = flags;
+  c.route = route;
+  return ChangeOne(std::move(c));
+}
+
+ErrorInfo Session::ChangeRule(uint16_t type, uint16_t flags, const Rule& rule) {
+  ChangeRequest c;
+  c.isRule = true;
+  c.type = type;
+  c.flags = flags;
+  c.rule = rule;
+  return ChangeOne(std::move(c));
 }
 
 }  // namespace podnet::rt

@@ -61,7 +61,8 @@ class Session {
   template <typename T, typename Decode>
   ErrorInfo DumpAll(uint16_t type, uint16_t replyType, uint8_t family, const char* what, Decode decode,
                     std::vector<T>* out);
-  ErrorInfo Change(const char* command);
+  // One change on its own: its refusal is the call's error.
+  ErrorInfo ChangeOne(ChangeRequest change);
 
   std::mutex mu_;
   nl::Engine engine_;
