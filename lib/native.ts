@@ -315,6 +315,15 @@ export interface RawNftOp {
 export type RawNftBatch = { readonly __nftBatch: unique symbol };
 
 /** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
+/**
+ * NetlinkHandleClass is a netlink handle's class: `new (netnsFd or -1, timeoutMs, exchange?)` opens its socket on the
+ * calling thread (or talks to a JS peer), `open(netnsFd, timeoutMs)` on a libuv worker, resolving to the handle.
+ */
+export interface NetlinkHandleClass<H> {
+  new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]): H;
+  open(netnsFd: number, timeoutMs: number): Promise<H>;
+}
+
 export interface RawNftablesHandle {
   /**
    * One batch, all or nothing; rejects with an 'nftables' error naming index (op) and element when the kernel did.
@@ -409,8 +418,11 @@ export interface NativeBinding {
   ) => RawIpsetHandle;
   ipsetSyncFrame: RawSyncFrameLayout;
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
-  /** new RtnetlinkHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_ROUTE socket in that netns, or talks to a JS peer. */
-  RtnetlinkHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawRtnetlinkHandle;
+  /**
+   * new RtnetlinkHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_ROUTE socket in that netns, or talks to a
+   * JS peer; RtnetlinkHandle.open(netnsFd, timeoutMs) opens the socket on a libuv worker.
+   */
+  RtnetlinkHandle: NetlinkHandleClass<RawRtnetlinkHandle>;
   rtnetlinkConstants: {
     newRoute: number;
     delRoute: number;
@@ -420,8 +432,11 @@ export interface NativeBinding {
     excl: number;
     replace: number;
   };
-  /** new NftablesHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_NETFILTER socket in that netns, or talks to a JS peer. */
-  NftablesHandle: new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => RawNftablesHandle;
+  /**
+   * new NftablesHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_NETFILTER socket in that netns, or talks
+   * to a JS peer; NftablesHandle.open(netnsFd, timeoutMs) opens the socket on a libuv worker.
+   */
+  NftablesHandle: NetlinkHandleClass<RawNftablesHandle>;
   /** nftPrepare converts ops to native form once; run() then sends them as they are, as often as asked. */
   nftPrepare(ops: RawNftOp[]): RawNftBatch;
   /** nftExprsSize returns the bytes checked expressions take encoded (their whole attribute), or -1 if the codec refuses one. */

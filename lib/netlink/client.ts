@@ -3,6 +3,7 @@
  * namespace or on a peer, the closed state, the queue that runs operations in call order, and close().
  */
 import { PodnetError, withCallerStack } from '../errors.js';
+import type { NetlinkHandleClass } from '../native.js';
 import type { Netns } from '../netns.js';
 import { checkNetlinkOpenOptions } from './open-options.js';
 
@@ -10,9 +11,6 @@ import { checkNetlinkOpenOptions } from './open-options.js';
 export interface RawNetlinkHandle {
   close(): void;
 }
-
-/** NetlinkHandleClass is a native handle's constructor: `new (netnsFd or -1, timeoutMs, exchange?)`. */
-export type NetlinkHandleClass<H> = new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]) => H;
 
 /** OpenedNetlink is a handle opened by openNetlink, and how to open another on the same namespace or peer. */
 export interface OpenedNetlink<H> {
@@ -25,16 +23,19 @@ export interface OpenedNetlink<H> {
 
 /**
  * openNetlink checks the open options (NetlinkOpenOptions) and opens a native handle in the namespace or on the peer
- * they name. Throws InvalidArgumentError on bad options, PodnetSystemError when the namespace cannot be opened or
- * entered; nothing stays open when it throws.
+ * they name. Rejects with InvalidArgumentError on bad options, PodnetSystemError when the namespace cannot be opened
+ * or entered; nothing stays open when it rejects. The first socket in another namespace is opened on a libuv worker:
+ * entering the namespace takes a thread hand-off each way, which the JS thread spends on other work (a pod's other
+ * steps) instead of waiting.
  */
-export function openNetlink<H>(options: unknown, Handle: NetlinkHandleClass<H>): OpenedNetlink<H> {
+export async function openNetlink<H>(options: unknown, Handle: NetlinkHandleClass<H>): Promise<OpenedNetlink<H>> {
   const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
   try {
     const reopen = peer
       ? () => new Handle(-1, timeoutMs, (req) => peer.exchange(req))
       : () => new Handle(netns ? netns.fd : -1, timeoutMs);
-    return { handle: reopen(), netns, reopen };
+    const handle = netns && !peer ? await Handle.open(netns.fd, timeoutMs) : reopen();
+    return { handle, netns, reopen };
   } catch (err) {
     netns?.close();
     throw err;

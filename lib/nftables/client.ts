@@ -65,7 +65,7 @@ export class Nftables extends NetlinkClient<RawNftablesHandle> {
    * cannot be opened or entered.
    */
   static async open(options: NftablesOpenOptions = {}): Promise<Nftables> {
-    const { handle, netns, reopen } = openNetlink(options, native.NftablesHandle);
+    const { handle, netns, reopen } = await openNetlink(options, native.NftablesHandle);
     return new Nftables(handle, netns, reopen);
   }
 

@@ -49,7 +49,7 @@ export class Rtnetlink extends NetlinkClient<RawRtnetlinkHandle> {
    * when the namespace cannot be opened or entered.
    */
   static async open(options: RtnetlinkOpenOptions = {}): Promise<Rtnetlink> {
-    const { handle, netns } = openNetlink(options, native.RtnetlinkHandle);
+    const { handle, netns } = await openNetlink(options, native.RtnetlinkHandle);
     return new Rtnetlink(handle, netns);
   }
 

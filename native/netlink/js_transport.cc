@@ -40,8 +40,15 @@ ErrorInfo JsTransport::Recv(RxBuffer* buf, size_t* len, int /*timeoutMs*/) {
   return ErrorInfo{};
 }
 
+// The socket an AdoptedTransport in scope on this thread offers, if any.
+static thread_local std::unique_ptr<SocketTransport>* adoptable = nullptr;
+
+AdoptedTransport::AdoptedTransport(std::unique_ptr<SocketTransport>* socket) { adoptable = socket; }
+AdoptedTransport::~AdoptedTransport() { adoptable = nullptr; }
+
 std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int protocol) {
   Napi::Env env = info.Env();
+  if (adoptable != nullptr && *adoptable) return std::move(*adoptable);
   if (info.Length() > 2 && info[2].IsFunction()) return std::make_unique<JsTransport>(env, info[2].As<Napi::Function>());
   std::unique_ptr<SocketTransport> socket;
   int receiveBufferBytes = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Int32Value() : 0;

@@ -31,6 +31,20 @@ class JsTransport final : public Transport {
   std::deque<RxBuffer> queue_;
 };
 
+class SocketTransport;
+
+// AdoptedTransport hands a socket opened beforehand (SessionHandle's
+// OpenBaton) to the handle constructed while it is in scope, on this thread:
+// TransportFromArgs takes it instead of opening one. Not reachable from JS,
+// so no script can hand a handle a socket.
+class AdoptedTransport {
+ public:
+  explicit AdoptedTransport(std::unique_ptr<SocketTransport>* socket);
+  ~AdoptedTransport();
+  AdoptedTransport(const AdoptedTransport&) = delete;
+  AdoptedTransport& operator=(const AdoptedTransport&) = delete;
+};
+
 // What the handle classes of every protocol take as new XHandle(netnsFd,
 // timeoutMs, exchange?, receiveBufferBytes?): a JS peer when exchange is a
 // function, else a socket of that protocol opened in netnsFd's namespace (-1:

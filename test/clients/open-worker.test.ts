@@ -1,0 +1,67 @@
+// A netlink client's socket in another namespace is opened on a libuv worker (XHandle.open): the hop into the
+// namespace does not block the JS thread. The handle it resolves to holds a close-on-exec socket of that namespace,
+// every thread is back in its own namespace afterwards, and a namespace that cannot be entered rejects with the
+// setns error and leaves nothing open.
+import { openSync, closeSync, readlinkSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+import { Nftables, Rtnetlink } from '../../lib/index.js';
+import { native } from '../../lib/native.js';
+import { FakeRtnetlink } from '../../lib/testing/index.js';
+import { isCloexec, openFds } from '../helpers/fds.js';
+import { threadNamespaces, withNetns } from '../helpers/netns.js';
+import { describePrivileged } from '../helpers/privileged.js';
+import { rejection } from '../helpers/rejection.js';
+
+const sockets = () => [...openFds()].filter(([, target]) => target.startsWith('socket:[')).map(([fd]) => fd);
+/** Waits for a closed client's deferred release (it runs after the client's queue settles). */
+const released = () => new Promise((resolve) => setImmediate(resolve));
+
+describePrivileged('netlink clients opened on a worker', () => {
+  it('opens the socket inside the namespace, close-on-exec, and leaves every thread at home', async () => {
+    const home = readlinkSync('/proc/self/ns/net');
+    await withNetns(async (ns) => {
+      ns.ip('link', 'add', 'podnet-w0', 'type', 'veth', 'peer', 'name', 'podnet-w1');
+      const before = sockets();
+      const rt = await Rtnetlink.open({ netns: ns.path });
+      const nft = await Nftables.open({ netns: ns.path });
+      try {
+        const opened = sockets().filter((fd) => !before.includes(fd));
+        expect(opened).toHaveLength(2);
+        for (const fd of opened) expect(isCloexec(fd)).toBe(true);
+        // The route socket speaks for the pod's namespace: it sees the link made there, which home does not have.
+        expect((await rt.links()).map((l) => l.name).sort()).toEqual(['lo', 'podnet-w0', 'podnet-w1']);
+        await nft.apply({ tables: [{ family: 'inet', name: 'podnet-w', sets: [], chains: [], rules: [] }] });
+        expect(ns.exec(['nft', 'list', 'tables'])).toContain('table inet podnet-w');
+        for (const [tid, netns] of threadNamespaces()) expect(`${tid} ${netns}`).toBe(`${tid} ${home}`);
+      } finally {
+        rt.close();
+        nft.close();
+      }
+      await released();
+      expect(sockets().sort()).toEqual(before.sort());
+    });
+  });
+
+  it('rejects with the setns error for an fd that is no namespace, and leaves nothing open', async () => {
+    const fd = openSync('/dev/null', 'r');
+    try {
+      const before = [...openFds().keys()].sort();
+      for (const Handle of [native.NftablesHandle, native.RtnetlinkHandle]) {
+        const err = await rejection(Handle.open(fd, 1000));
+        expect(err).toMatchObject({ code: 'EINVAL', syscall: 'setns' });
+      }
+      expect([...openFds().keys()].sort()).toEqual(before);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
+
+describe('netlink clients opened on a peer', () => {
+  it('need no worker: a peer is driven from the JS thread', async () => {
+    const fake = new FakeRtnetlink();
+    using rt = await Rtnetlink.open({ netlink: fake });
+    expect((await rt.links()).map((l) => l.name)).toContain('lo');
+  });
+});
