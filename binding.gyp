@@ -8,6 +8,7 @@
         "native/util/js_error.cc",
         "native/netns/netns_open.cc",
         "native/netns/in_netns.cc",
+        "native/netns/hop_promise.cc",
         "native/netns/netns_create.cc",
         "native/netns/netns_binding.cc",
         "native/netlink/attr.cc",

@@ -17,8 +17,8 @@
 
 #include "netlink/js_transport.h"
 #include "netlink/socket_transport.h"
+#include "netns/hop_promise.h"
 #include "util/js_error.h"
-#include "util/promise_worker.h"
 #include "util/run_baton.h"
 
 namespace podnet::nl {
@@ -55,19 +55,18 @@ struct HandleKind {
   int protocol;
 };
 
-// OpenBaton opens a socket of one protocol in a namespace on a libuv worker
-// (the hop into the namespace blocks that worker, not the JS thread), then
-// builds the handle around it on the JS thread with the handle class's own
-// constructor, which adopts the socket (AdoptedTransport). A socket never
-// adopted closes with the baton.
+// OpenBaton opens a socket of one protocol on the hop thread, inside the
+// namespace (HopPromise), then builds the handle around it on the JS thread
+// with the handle class's own constructor, which adopts the socket
+// (AdoptedTransport). A socket never adopted closes with the baton.
 struct OpenBaton {
-  int netnsFd = -1;
   int timeoutMs = 0;
   int protocol = 0;
   Napi::FunctionReference handleClass;
   std::unique_ptr<SocketTransport> socket;
   ErrorInfo error;
-  void Execute() { error = SocketTransport::Open(netnsFd, protocol, &socket); }
+  void Inside() { error = SocketTransport::Open(-1, protocol, &socket); }
+  void Abandon() { handleClass.SuppressDestruct(); }
   Napi::Value Result(Napi::Env env) {
     AdoptedTransport adopt(&socket);
     return handleClass.New({Napi::Number::New(env, -1), Napi::Number::New(env, timeoutMs)});
@@ -78,9 +77,9 @@ struct OpenBaton {
 // describes itself in a static constexpr HandleKind kKind and inherits the
 // constructor (using SessionHandle::SessionHandle). JS constructs it as new
 // XHandle(netnsFd, timeoutMs, exchange?, receiveBufferBytes?)
-// (nl::TransportFromArgs), which opens its socket on the JS thread, or has
-// XHandle.open(netnsFd, timeoutMs) open it on a libuv worker and resolve to
-// the handle. Derived may declare its own static NewSession(transport,
+// (nl::TransportFromArgs), which opens its socket on the calling thread, or
+// has XHandle.open(netnsFd, timeoutMs) open it on the hop thread and resolve
+// to the handle. Derived may declare its own static NewSession(transport,
 // timeoutMs) when its session takes more than those two.
 template <typename Derived, typename SessionT>
 class SessionHandle : public Napi::ObjectWrap<Derived> {
@@ -144,11 +143,11 @@ class SessionHandle : public Napi::ObjectWrap<Derived> {
   // XHandle.open(netnsFd, timeoutMs): called on the class, whose constructor the baton keeps to build the handle.
   static Napi::Value OpenAsync(const Napi::CallbackInfo& info) {
     auto baton = std::make_unique<OpenBaton>();
-    baton->netnsFd = info[0].As<Napi::Number>().Int32Value();
+    int netnsFd = info[0].As<Napi::Number>().Int32Value();
     baton->timeoutMs = info[1].As<Napi::Number>().Int32Value();
     baton->protocol = Derived::kKind.protocol;
     baton->handleClass = Napi::Persistent(info.This().As<Napi::Function>());
-    return PromiseWorker<OpenBaton>::Queue(info.Env(), "podnet:netlinkOpen", std::move(baton));
+    return HopPromise<OpenBaton>::Queue(info.Env(), netnsFd, std::move(baton));
   }
 
   // close(): pending async work keeps its own reference; the socket closes when the last of it ends.

@@ -15,9 +15,13 @@ Napi::Value MakeError(Napi::Env env, const ErrorInfo& info);
 // Throws the JS error as a C++ exception (NAPI_CPP_EXCEPTIONS).
 [[noreturn]] void ThrowError(Napi::Env env, const ErrorInfo& info);
 
+class HopReturn;  // netns/hop_promise.h
+
 // Per-instance state of the addon.
 struct AddonData {
   Napi::FunctionReference errorFactory;
+  // Where the hop thread hands finished hops back to this instance (made on first use, never freed).
+  HopReturn* hopReturn = nullptr;
 };
 
 }  // namespace podnet

@@ -43,6 +43,32 @@ describePrivileged('netlink clients opened on a worker', () => {
     });
   });
 
+  it('keeps hops in their own namespaces when many are queued at once, beside hops that are waited for', async () => {
+    const home = readlinkSync('/proc/self/ns/net');
+    await withNetns(async (...all) => {
+      for (const [i, ns] of all.entries()) ns.ip('link', 'add', `podnet-q${i}`, 'type', 'veth', 'peer', 'name', `podnet-p${i}`);
+      const before = sockets();
+      const opens = Array.from({ length: 40 }, (_, k) => Rtnetlink.open({ netns: all[k % all.length]!.path }));
+      // Waited-for hops (a libuv worker blocked on the hop thread) queue beside them.
+      const handles = all.map((ns) => ns.open());
+      const inside = handles.map((h) => native.netnsInodeInside(h.fd).then((ino) => [ino, h.inode]));
+      const clients = await Promise.all(opens);
+      try {
+        for (const [k, rt] of clients.entries()) {
+          const i = k % all.length;
+          expect((await rt.links()).map((l) => l.name).sort()).toEqual(['lo', `podnet-p${i}`, `podnet-q${i}`]);
+        }
+        for (const [ino, expected] of await Promise.all(inside)) expect(ino).toBe(expected);
+        for (const [tid, netns] of threadNamespaces()) expect(`${tid} ${netns}`).toBe(`${tid} ${home}`);
+      } finally {
+        for (const rt of clients) rt.close();
+        for (const h of handles) h.close();
+      }
+      await released();
+      expect(sockets().sort()).toEqual(before.sort());
+    }, 4);
+  });
+
   it('rejects with the setns error for an fd that is no namespace, and leaves nothing open', async () => {
     const fd = openSync('/dev/null', 'r');
     try {

@@ -8,15 +8,15 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
 const [distUrl, netnsPath, partList, scaleArg] = process.argv.slice(2);
-const { Ipset, Iptables, Netns, RuleSet, runInNetns } = await import(distUrl);
+const { Ipset, Iptables, Netns, Nftables, RuleSet, Rtnetlink, runInNetns } = await import(distUrl);
 const scale = Number(scaleArg ?? 1);
 
 if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc');
 
 /** The counts the issue asks for, per part. */
-const COUNTS = { ipset: 10_000, spawn: 2_000, netns: 2_000, iptables: 1_000 };
+const COUNTS = { ipset: 10_000, spawn: 2_000, netns: 2_000, iptables: 1_000, netlink: 5_000 };
 /** Cycles each part runs before the baseline: libuv's pool threads, V8's code caches, iptables' learned forms. */
-const WARMUP = { ipset: 200, spawn: 50, netns: 200, iptables: 10 };
+const WARMUP = { ipset: 200, spawn: 50, netns: 200, iptables: 10, netlink: 200 };
 
 const SET = 'podnet-leak';
 const RULES = new RuleSet()
@@ -100,6 +100,21 @@ const parts = {
     for (let i = 0; i < count; i++) {
       const result = await runInNetns(netnsPath, ['true'], { timeoutMs: 60_000 });
       if (result.exitCode !== 0) throw new Error(`true exited ${result.exitCode} (${result.signal})`);
+    }
+  },
+  /**
+   * Nftables.open and Rtnetlink.open in the namespace, a call on each, close: sockets opened on the hop thread and
+   * handed back to the JS thread (the process still exits by itself at the end: nothing holds the loop).
+   */
+  async netlink(count) {
+    for (let i = 0; i < count; i++) {
+      const [nft, rt] = await Promise.all([Nftables.open({ netns: netnsPath }), Rtnetlink.open({ netns: netnsPath })]);
+      try {
+        await Promise.all([nft.generation(), rt.links()]);
+      } finally {
+        nft.close();
+        rt.close();
+      }
     }
   },
   /** Netns.open of the path and close. */

@@ -1,6 +1,6 @@
 // Leaks, measured in one fresh process (issue 15): 10k Ipset open/add/close cycles, 2k runInNetns, 2k Netns
-// open/close and 1k Iptables apply/remove, all inside one test namespace. After a warm-up and after each part the
-// child (cycles-child.mjs, on the built dist/) samples its open fds, threads, zombie children, RSS after a full GC,
+// open/close, 1k Iptables apply/remove and 5k Nftables and Rtnetlink opens, all inside one test namespace. After a
+// warm-up and after each part the child (cycles-child.mjs, on the built dist/) samples its open fds, threads, zombie children, RSS after a full GC,
 // and the network namespace of every thread. Bounds are on counts and memory, never on time.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -77,7 +77,7 @@ describePrivileged(
         expect(statSync(BUILT).mtimeMs, 'dist/ is older than lib/: npm run build:ts').toBeGreaterThanOrEqual(newestSource);
 
         using tns = new TestNetns('leak');
-        const report = await runChild(tns.path, ['ipset', 'spawn', 'netns', 'iptables']);
+        const report = await runChild(tns.path, ['ipset', 'spawn', 'netns', 'iptables', 'netlink']);
 
         // The figures, for the issue's closing note.
         const lines = [`leak figures (the child ran in ${report.netns}):`];
@@ -98,6 +98,7 @@ describePrivileged(
           ['spawn', 2_000],
           ['netns', 2_000],
           ['iptables', 1_000],
+          ['netlink', 5_000],
         ]);
         // The warm-up started what is started once (libuv's pool threads): from then on nothing may grow.
         for (const s of [report.warm, ...report.parts.map((p) => p.after), report.end]) {
