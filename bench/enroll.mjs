@@ -5,10 +5,12 @@
 // iptables backend against one bare iptables-restore of the same pod's in-pod rules. Both agents first enroll
 // `enrollWarmup` pods one after another: a node agent runs for the node's life, and its first pods pay V8's compile-up
 // of the code they run. The nftables agent's first 20 are a row of their own, and its last half another: pods enrolled
-// back to back by a warm agent, with no program run in between.
+// back to back by a warm agent, with no program run in between. A fifth contender is the floor: the same netlink
+// work (podnet's own request bytes) done by one C thread, no proxy round trip (bench/pod-floor.mjs).
 import { Iptables, NFT_PROBE_SET_COMMENT, NodeNetwork, inpodRules, runInNetns } from '../dist/index.js';
 import { interleaved } from './harness.mjs';
 import { createNetns, withNetns } from './netns.mjs';
+import { startPodFloor } from './pod-floor.mjs';
 import { INPOD_TEXT, nftIn } from './nftables.mjs';
 import { withZdsPeer } from './zds-peer.mjs';
 
@@ -23,18 +25,19 @@ const ipOf = (net, n) => `10.${net}.${(n >> 8) & 255}.${n & 255}`;
 
 export async function enrollScenarios(res, cfg, binDir) {
   await withZdsPeer(binDir, async (server) => {
-    await withNetns(async (hostNft, hostIpt, refHost) => {
+    await withNetns(async (hostNft, hostIpt, refHost, floorHost) => {
       const S = '16 one pod enrolled (a new namespace each)';
       const warmup = 3;
       const rounds = warmup + cfg.enrollSamples;
       // Every pod's namespace is made before the first sample: made in between, its `ip` would fork this process
       // and leave the next sample paying the copy-on-write faults (see bench/README.md).
-      const pools = [0, 1, 2, 3].map(() => Array.from({ length: rounds }, () => createNetns('enroll')));
+      const pools = [0, 1, 2, 3, 4].map(() => Array.from({ length: rounds }, () => createNetns('enroll')));
       const warmPools = [0, 1].map(() => Array.from({ length: cfg.enrollWarmup }, () => createNetns('enroll')));
       const nft = new NodeNetwork({ hostNetns: hostNft.path, backend: 'nftables', kubeletUid: 0, preflight: false, proxy: server, logger: quiet });
       const ipt = new NodeNetwork({ hostNetns: hostIpt.path, backend: 'iptables', kubeletUid: 0, preflight: false, proxy: server, logger: quiet });
       await nft.start();
       await ipt.start();
+      const floor = await startPodFloor(binDir, floorHost.path);
       try {
         await nftIn(refHost, REF_HOST_TEXT);
         const backend = (await Iptables.open({ netns: hostIpt.path })).backend;
@@ -51,14 +54,15 @@ export async function enrollScenarios(res, cfg, binDir) {
             if (a === 0 && n >= cfg.enrollWarmup / 2) backToBack.push(performance.now() - t0);
           }
         }
-        const used = [0, 0, 0, 0];
+        const used = [0, 0, 0, 0, 0];
         const next = (c) => pools[c][used[c]++];
         const podFor = (c, ns) => ({ uid: `enroll-${c}-${used[c]}`, ips: [ipOf(200 + c, used[c])], netns: ns.path, workload: W });
         let nftPod;
         let iptPod;
         let refPod;
         let barePod;
-        const [nftTimes, refTimes, iptTimes, bareTimes] = await interleaved(
+        let floorPod;
+        const [nftTimes, refTimes, iptTimes, bareTimes, floorTimes] = await interleaved(
           [
             { setup: () => { nftPod = podFor(0, next(0)); }, run: () => nft.addPod(nftPod) },
             { setup: () => { refPod = { ns: next(1), ip: ipOf(201, used[1]), uid: `ref-${used[1]}` }; }, run: async () => {
@@ -70,6 +74,7 @@ export async function enrollScenarios(res, cfg, binDir) {
               const r = await runInNetns(barePod.path, restoreArgv, { stdin: restoreText, timeoutMs: 60_000 });
               if (r.exitCode !== 0) throw new Error(`${restoreArgv[0]} exited ${r.exitCode ?? r.signal}: ${r.stderr.trim()}`);
             } },
+            { setup: () => { floorPod = { ns: next(4), ip: ipOf(204, used[4]) }; }, run: () => floor.pod(floorPod.ns.path, floorPod.ip) },
           ],
           { warmup, samples: cfg.enrollSamples },
         );
@@ -79,14 +84,16 @@ export async function enrollScenarios(res, cfg, binDir) {
         const r = res.row(S, 'reference CLI: nft -f of the in-pod rules + nft -f of the host set element', refTimes);
         const i = res.row(S, 'addPod, iptables backend (the same steps)', iptTimes);
         const b = res.row(S, `one bare ${restoreArgv[0]} of the in-pod rules`, bareTimes);
+        res.row(S, 'raw C floor: the same netlink requests from one thread, no proxy (pod_raw.c)', floorTimes, { note: 'C clock' });
         res.target(S, 'reference CLI / addPod (nftables)', r.median / n.median, '>=', 20);
         res.target(S, 'addPod (nftables) median', n.median, '<=', 1, ' ms', { gate: false });
         res.target(S, 'addPod (iptables) / one bare restore', i.median / b.median, '<=', 1.2);
       } finally {
+        await floor.close();
         await nft.stop();
         await ipt.stop();
         for (const pool of [...pools, ...warmPools]) for (const ns of pool) ns.delete();
       }
-    }, 3, 'enroll-host');
+    }, 4, 'enroll-host');
   });
 }
