@@ -314,16 +314,17 @@ export interface RawNftOp {
 /** Ops converted to native form by nftPrepare (an opaque native value). */
 export type RawNftBatch = { readonly __nftBatch: unique symbol };
 
-/** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
 /**
  * NetlinkHandleClass is a netlink handle's class: `new (netnsFd or -1, timeoutMs, exchange?)` opens its socket on the
- * calling thread (or talks to a JS peer), `open(netnsFd, timeoutMs)` on a libuv worker, resolving to the handle.
+ * calling thread (or talks to a JS peer); `open(netnsFd, timeoutMs)` opens it on the hop thread, inside the
+ * namespace, without blocking the JS thread, and resolves to the handle.
  */
 export interface NetlinkHandleClass<H> {
   new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[]): H;
   open(netnsFd: number, timeoutMs: number): Promise<H>;
 }
 
+/** One netlink session speaking nf_tables (native/nftables/nftables_binding.cc). Every call is async. */
 export interface RawNftablesHandle {
   /**
    * One batch, all or nothing; rejects with an 'nftables' error naming index (op) and element when the kernel did.
@@ -420,7 +421,7 @@ export interface NativeBinding {
   ipsetCommands: { destroy: number; flush: number; rename: number; swap: number; add: number; del: number };
   /**
    * new RtnetlinkHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_ROUTE socket in that netns, or talks to a
-   * JS peer; RtnetlinkHandle.open(netnsFd, timeoutMs) opens the socket on a libuv worker.
+   * JS peer; RtnetlinkHandle.open(netnsFd, timeoutMs) opens the socket on the hop thread.
    */
   RtnetlinkHandle: NetlinkHandleClass<RawRtnetlinkHandle>;
   rtnetlinkConstants: {
@@ -434,7 +435,7 @@ export interface NativeBinding {
   };
   /**
    * new NftablesHandle(netnsFd or -1, timeoutMs, exchange?) opens a NETLINK_NETFILTER socket in that netns, or talks
-   * to a JS peer; NftablesHandle.open(netnsFd, timeoutMs) opens the socket on a libuv worker.
+   * to a JS peer; NftablesHandle.open(netnsFd, timeoutMs) opens the socket on the hop thread.
    */
   NftablesHandle: NetlinkHandleClass<RawNftablesHandle>;
   /** nftPrepare converts ops to native form once; run() then sends them as they are, as often as asked. */

@@ -24,9 +24,9 @@ export interface OpenedNetlink<H> {
 /**
  * openNetlink checks the open options (NetlinkOpenOptions) and opens a native handle in the namespace or on the peer
  * they name. Rejects with InvalidArgumentError on bad options, PodnetSystemError when the namespace cannot be opened
- * or entered; nothing stays open when it rejects. The first socket in another namespace is opened on a libuv worker:
- * entering the namespace takes a thread hand-off each way, which the JS thread spends on other work (a pod's other
- * steps) instead of waiting.
+ * or entered; nothing stays open when it rejects. The socket in another namespace is opened on the hop thread
+ * (native XHandle.open): entering the namespace takes a thread hand-off each way, which the JS thread spends on other
+ * work (a pod's other steps) instead of waiting.
  */
 export async function openNetlink<H>(options: unknown, Handle: NetlinkHandleClass<H>): Promise<OpenedNetlink<H>> {
   const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);

@@ -1,7 +1,7 @@
-// A netlink client's socket in another namespace is opened on a libuv worker (XHandle.open): the hop into the
-// namespace does not block the JS thread. The handle it resolves to holds a close-on-exec socket of that namespace,
-// every thread is back in its own namespace afterwards, and a namespace that cannot be entered rejects with the
-// setns error and leaves nothing open.
+// A netlink client's socket in another namespace is opened on the hop thread (XHandle.open), queued behind the hops
+// before it, without blocking the JS thread. The handle it resolves to holds a close-on-exec socket of that
+// namespace, every thread is back in its own namespace afterwards, and a namespace that cannot be entered rejects
+// with the setns error and leaves nothing open.
 import { openSync, closeSync, readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
@@ -17,7 +17,7 @@ const sockets = () => [...openFds()].filter(([, target]) => target.startsWith('s
 /** Waits for a closed client's deferred release (it runs after the client's queue settles). */
 const released = () => new Promise((resolve) => setImmediate(resolve));
 
-describePrivileged('netlink clients opened on a worker', () => {
+describePrivileged('netlink clients opened on the hop thread', () => {
   it('opens the socket inside the namespace, close-on-exec, and leaves every thread at home', async () => {
     const home = readlinkSync('/proc/self/ns/net');
     await withNetns(async (ns) => {
