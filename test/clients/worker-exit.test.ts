@@ -4,28 +4,19 @@
 // workers ever loaded it. The workers run the built package (dist/), as a user's workers would.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readlinkSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { expect, it } from 'vitest';
 
 import { Rtnetlink } from '../../lib/index.js';
+import { openFds } from '../helpers/fds.js';
 import { withNetns } from '../helpers/netns.js';
 import { describePrivileged } from '../helpers/privileged.js';
 
 const BUILT = pathToFileURL(fileURLToPath(new URL('../../dist/index.js', import.meta.url))).href;
 
-const sockets = () =>
-  readdirSync('/proc/self/fd')
-    .map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    })
-    .filter((t) => t.startsWith('socket:['))
-    .sort();
+/** What this process's socket fds refer to, sorted. */
+const sockets = () => [...openFds().values()].filter((target) => target.startsWith('socket:[')).sort();
 
 /** A worker's code: opens 32 clients in the namespace at once (of all three kinds), closes them, again, until terminated. */
 const WORKER = `
