@@ -13,6 +13,7 @@
         "native/netns/netns_binding.cc",
         "native/netlink/attr.cc",
         "native/netlink/engine.cc",
+        "native/netlink/deferred_socket.cc",
         "native/netlink/socket_transport.cc",
         "native/netlink/js_transport.cc",
         "native/ipset/record.cc",

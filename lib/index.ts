@@ -33,7 +33,7 @@ export type {
   IpsetBatchResult,
 } from './ipset/types.js';
 export type { NetlinkPeer } from './netlink/peer.js';
-export type { NetlinkOpenOptions } from './netlink/open-options.js';
+export type { NetlinkClientOpenOptions, NetlinkOpenOptions } from './netlink/open-options.js';
 export { runInNetns, startInNetns, SAFE_PATH, type RunOptions, type RunResult, type StartedProgram } from './spawn.js';
 export * from './unix/index.js';
 export * from './iptables/index.js';

@@ -5,7 +5,8 @@
 import { PodnetError, withCallerStack } from '../errors.js';
 import type { NetlinkHandleClass } from '../native.js';
 import type { Netns } from '../netns.js';
-import { checkNetlinkOpenOptions } from './open-options.js';
+import { invalidType } from '../validate.js';
+import { checkNetlinkOpenOptions, type NetlinkClientOpenOptions } from './open-options.js';
 
 /** RawNetlinkHandle is what a client needs of its native handle: to close it. */
 export interface RawNetlinkHandle {
@@ -26,20 +27,31 @@ export interface OpenedNetlink<H> {
  * they name. Rejects with InvalidArgumentError on bad options, PodnetSystemError when the namespace cannot be opened
  * or entered; nothing stays open when it rejects. The socket in another namespace is opened on the hop thread
  * (native XHandle.open): entering the namespace takes a thread hand-off each way, which the JS thread spends on other
- * work (a pod's other steps) instead of waiting.
+ * work (a pod's other steps) instead of waiting; with `defer`, the first operation opens it in its own hop.
  */
 export async function openNetlink<H>(options: unknown, Handle: NetlinkHandleClass<H>): Promise<OpenedNetlink<H>> {
-  const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options);
+  const defer = checkDefer(options);
+  const { timeoutMs, peer, netns } = checkNetlinkOpenOptions(options, ['defer']);
   try {
     const reopen = peer
       ? () => new Handle(-1, timeoutMs, (req) => peer.exchange(req))
       : () => new Handle(netns ? netns.fd : -1, timeoutMs);
-    const handle = netns && !peer ? await Handle.open(netns.fd, timeoutMs) : reopen();
+    let handle: H;
+    if (!netns || peer) handle = reopen();
+    else if (defer) handle = new Handle(netns.fd, timeoutMs, undefined, undefined, true);
+    else handle = await Handle.open(netns.fd, timeoutMs);
     return { handle, netns, reopen };
   } catch (err) {
     netns?.close();
     throw err;
   }
+}
+
+/** checkDefer reads the `defer` option (NetlinkClientOpenOptions), before anything is opened. */
+function checkDefer(options: unknown): boolean {
+  const defer = (options as NetlinkClientOpenOptions | undefined)?.defer;
+  if (defer !== undefined && typeof defer !== 'boolean') throw invalidType('options.defer', 'a boolean', defer);
+  return defer === true;
 }
 
 /**

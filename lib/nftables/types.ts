@@ -1,12 +1,15 @@
 /** The nf_tables objects podnet writes and lists (tables, chains, sets, set elements, rules), as plain data. */
-import type { NetlinkOpenOptions } from '../netlink/open-options.js';
+import type { NetlinkClientOpenOptions } from '../netlink/open-options.js';
 import type { NftExpr } from './expr-types.js';
 
 /** NftFamily is an nf_tables address family, as nft names it. */
 export type NftFamily = 'ip' | 'ip6' | 'inet' | 'arp' | 'bridge' | 'netdev';
 
-/** NftablesOpenOptions configure Nftables.open: a namespace (default: the current one) or a peer, and the deadline. */
-export type NftablesOpenOptions = NetlinkOpenOptions;
+/**
+ * NftablesOpenOptions configure Nftables.open: a namespace (default: the current one) or a peer, the deadline, and
+ * whether the socket waits for the first operation (`defer`).
+ */
+export type NftablesOpenOptions = NetlinkClientOpenOptions;
 
 /** NftTableRef names a table: family and name. */
 export interface NftTableRef {

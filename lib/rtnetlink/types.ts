@@ -3,7 +3,7 @@
  * of than podnet names (route types, scopes, protocols, rule actions) come back as names where podnet knows them and
  * as the kernel's number otherwise, so a listing never throws on something new.
  */
-import type { NetlinkOpenOptions } from '../netlink/open-options.js';
+import type { NetlinkClientOpenOptions } from '../netlink/open-options.js';
 
 /** IpFamily is an IP family: 4 or 6. */
 export type IpFamily = 4 | 6;
@@ -230,9 +230,10 @@ export interface RoutingRuleSpec {
 
 /**
  * RtnetlinkOpenOptions configure Rtnetlink.open: a namespace (default: the current one) or a peer such as
- * FakeRtnetlink, and the deadline; every field is optional.
+ * FakeRtnetlink, the deadline, and whether the socket waits for the first operation (`defer`); every field is
+ * optional.
  */
-export type RtnetlinkOpenOptions = NetlinkOpenOptions;
+export type RtnetlinkOpenOptions = NetlinkClientOpenOptions;
 
 /**
  * RtnetlinkChange is one change of Rtnetlink.batch: what addRoute, delRoute, addRule or delRule takes, `op` naming

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "netlink/deferred_socket.h"
 #include "netlink/socket_transport.h"
 #include "util/js_error.h"
 
@@ -51,8 +52,11 @@ std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int
   if (adoptable != nullptr && *adoptable) return std::move(*adoptable);
   if (info.Length() > 2 && info[2].IsFunction()) return std::make_unique<JsTransport>(env, info[2].As<Napi::Function>());
   std::unique_ptr<SocketTransport> socket;
+  int netnsFd = info[0].As<Napi::Number>().Int32Value();
   int receiveBufferBytes = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Int32Value() : 0;
-  ErrorInfo err = SocketTransport::Open(info[0].As<Napi::Number>().Int32Value(), protocol, &socket, receiveBufferBytes);
+  bool defer = info.Length() > 4 && info[4].IsBoolean() && info[4].As<Napi::Boolean>().Value();
+  if (defer && netnsFd >= 0) return std::make_unique<DeferredSocket>(netnsFd, protocol, receiveBufferBytes);
+  ErrorInfo err = SocketTransport::Open(netnsFd, protocol, &socket, receiveBufferBytes);
   if (err.failed()) ThrowError(env, err);
   return socket;
 }

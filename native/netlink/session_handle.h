@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "netlink/deferred_socket.h"
 #include "netlink/js_transport.h"
 #include "netlink/socket_transport.h"
 #include "netns/hop_promise.h"
@@ -73,6 +74,26 @@ struct OpenBaton {
   }
 };
 
+// OpenFirst runs a handle's first operation on a DeferredSocket in the same
+// hop that opens the socket (HopPromise): on the hop thread, inside the
+// namespace, the socket is opened and the operation's baton executed; its
+// result is built on the JS thread as a libuv worker's would be. The batons
+// of these protocols hold no JS references, so abandoning one drops nothing.
+template <typename Baton>
+struct OpenFirst {
+  std::unique_ptr<Baton> baton;
+  // The baton's session owns it.
+  DeferredSocket* socket = nullptr;
+  ErrorInfo error;
+  void Inside() {
+    if ((error = socket->OpenHere()).failed()) return;
+    baton->Execute();
+    error = baton->error;
+  }
+  void Abandon() {}
+  Napi::Value Result(Napi::Env env) { return baton->Result(env); }
+};
+
 // SessionHandle is the base of a protocol's handle class Derived, which
 // describes itself in a static constexpr HandleKind kKind and inherits the
 // constructor (using SessionHandle::SessionHandle). JS constructs it as new
@@ -80,7 +101,9 @@ struct OpenBaton {
 // (nl::TransportFromArgs), which opens its socket on the calling thread, or
 // has XHandle.open(netnsFd, timeoutMs) open it on the hop thread and resolve
 // to the handle. Derived may declare its own static NewSession(transport,
-// timeoutMs) when its session takes more than those two.
+// timeoutMs) when its session takes more than those two. With
+// new XHandle(netnsFd, timeoutMs, undefined, undefined, true) the socket is a
+// DeferredSocket, opened by the first operation in its own hop (Start).
 template <typename Derived, typename SessionT>
 class SessionHandle : public Napi::ObjectWrap<Derived> {
  public:
@@ -120,10 +143,25 @@ class SessionHandle : public Napi::ObjectWrap<Derived> {
 
   // Start gives the baton the live session and runs it (util/run_baton.h):
   // sync returns its value, else a promise; name is the async resource's.
+  // While the socket is a DeferredSocket not yet open, the operation goes to
+  // the hop thread, which opens it first (OpenFirst); a sync one waits there.
   template <typename Baton>
   Napi::Value Start(const Napi::CallbackInfo& info, std::unique_ptr<Baton> baton, const char* name,
                     bool sync = false) {
     baton->session = Live(info.Env());
+    DeferredSocket* deferred = baton->session->engine().transport().Deferred();
+    if (deferred != nullptr && !deferred->opened()) {
+      if (!sync) {
+        auto first = std::make_unique<OpenFirst<Baton>>();
+        first->socket = deferred;
+        first->baton = std::move(baton);
+        return HopPromise<OpenFirst<Baton>>::Queue(info.Env(), deferred->netnsFd(), std::move(first));
+      }
+      ErrorInfo opened;
+      ErrorInfo entered = RunInNetns(deferred->netnsFd(), [&] { opened = deferred->OpenHere(); });
+      if (entered.failed()) ThrowError(info.Env(), entered);
+      if (opened.failed()) ThrowError(info.Env(), opened);
+    }
     return RunBaton(info.Env(), std::move(baton), sync, name);
   }
 

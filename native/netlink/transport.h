@@ -40,6 +40,8 @@ struct UninitAllocator : std::allocator<T> {
 // are ever read.
 using RxBuffer = std::vector<uint8_t, UninitAllocator<uint8_t>>;
 
+class DeferredSocket;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -55,6 +57,8 @@ class Transport {
   // relies on it to refuse re-entry from a JS peer (Session::Lock) and the
   // sync channel to skip holding the session during a socket's call.
   virtual bool NeedsJsThread() const { return false; }
+  // The socket a handle opens with its first operation (DeferredSocket), when this is one.
+  virtual DeferredSocket* Deferred() { return nullptr; }
 };
 
 int64_t MonotonicMs();

@@ -29,6 +29,7 @@ class Session::BatchGuard final : public nl::Transport {
   ErrorInfo Send(const uint8_t* data, size_t len) override { return inner_->Send(data, len); }
   void Drain() override { inner_->Drain(); }
   bool NeedsJsThread() const override { return inner_->NeedsJsThread(); }
+  nl::DeferredSocket* Deferred() override { return inner_->Deferred(); }
 
   ErrorInfo Recv(nl::RxBuffer* buf, size_t* len, int timeoutMs) override {
     ErrorInfo err = inner_->Recv(buf, len, timeoutMs);

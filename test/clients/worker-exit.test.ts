@@ -18,13 +18,22 @@ const BUILT = pathToFileURL(fileURLToPath(new URL('../../dist/index.js', import.
 /** What this process's socket fds refer to, sorted. */
 const sockets = () => [...openFds().values()].filter((target) => target.startsWith('socket:[')).sort();
 
-/** A worker's code: opens 32 clients in the namespace at once (of all three kinds), closes them, again, until terminated. */
+/**
+ * A worker's code: opens 32 clients in the namespace at once (of all three kinds, and route clients whose socket waits
+ * for their first operation, which is then out as a hop), closes them, again, until terminated.
+ */
 const WORKER = `
   import('node:worker_threads').then(async ({ parentPort, workerData }) => {
     const { Ipset, Nftables, Rtnetlink } = await import(workerData.dist);
+    const deferred = async (options) => {
+      const client = await Rtnetlink.open({ ...options, defer: true });
+      await client.links();
+      return client;
+    };
+    const kinds = [(o) => Ipset.open(o), (o) => Nftables.open(o), (o) => Rtnetlink.open(o), deferred];
     for (;;) {
       const netns = workerData.netns;
-      const opening = Array.from({ length: 32 }, (_, i) => [Ipset, Nftables, Rtnetlink][i % 3].open({ netns }));
+      const opening = Array.from({ length: 32 }, (_, i) => kinds[i % 4]({ netns }));
       parentPort.postMessage('out');
       for (const client of await Promise.all(opening)) client.close();
     }
