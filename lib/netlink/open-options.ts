@@ -29,7 +29,8 @@ export interface NetlinkClientOpenOptions extends NetlinkOpenOptions {
    * hand-off each way instead of two, and the JS thread one turn fewer. open() then checks the options and opens the
    * namespace handle only; what it would reject with when the socket cannot be opened in the namespace (entering it,
    * `socket`), the first operation rejects with, and the next one tries again. No effect without `netns` or with
-   * `netlink`.
+   * `netlink`. Operations that open sockets this way run on the one hop thread, one after another: clients meant to
+   * work side by side (several namespaces at once) gain less, or lose, where their exchanges are long.
    */
   defer?: boolean;
 }
