@@ -1,5 +1,5 @@
 // Entry point: `npm run bench` (full) and `npm run bench:ci` (--ci: smaller sizes, same ratios; exits non-zero
-// when a ratio misses its target by more than 3x). `--only ipset,iptables,spawn,proxy,agent,nftables,nftlist,cni,preflight,churn,enroll` runs some groups.
+// when a ratio misses its target by more than 3x). `--only ipset,iptables,spawn,proxy,agent,nftables,nftlist,cni,preflight,churn,enroll,exchange` runs some groups.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -18,12 +18,14 @@ const FULL = {
   rules: 1000, ruleSamples: 31, perRuleRules: 1000, perRuleSamples: 1, spawnOps: 200, zdsOps: 2000, pods: 10_000, podSamples: 3, cycles: 20, resyncPods: 1000,
   nftOps: 200, nftChunk: 20, nftWarmup: 10, nftElements: 10_000, nftElementSamples: 15, cniRounds: 200, cniWarmup: 10,
   preflightStarts: 21, preflightChecks: 7, churnPods: 250, churnRounds: 3, enrollSamples: 60, enrollWarmup: 100, nftListN: 1_000_000, nftListSamples: 1,
+  exchangeSamples: 150, exchangeWarmup: 20,
 };
 const CI = {
   singleOps: 4000, singleRounds: 8, cliOps: 24, batchN: 50_000, batchSamples: 5, concurrentN: 10_000, memN: 250_000, memSamples: 1,
   rules: 200, ruleSamples: 9, perRuleRules: 200, perRuleSamples: 1, spawnOps: 60, zdsOps: 500, pods: 2_000, podSamples: 2, cycles: 8, resyncPods: 300,
   nftOps: 40, nftChunk: 10, nftWarmup: 5, nftElements: 10_000, nftElementSamples: 5, cniRounds: 60, cniWarmup: 5,
   preflightStarts: 9, preflightChecks: 3, churnPods: 120, churnRounds: 1, enrollSamples: 25, enrollWarmup: 60, nftListN: 100_000, nftListSamples: 3,
+  exchangeSamples: 50, exchangeWarmup: 10,
 };
 const cfg = ci ? CI : FULL;
 
@@ -51,6 +53,7 @@ const groups = [
   ['preflight', async () => (await import('./preflight.mjs')).preflightScenarios(res, cfg)],
   ['churn', async () => (await import('./churn.mjs')).churnScenarios(res, cfg)],
   ['enroll', async () => (await import('./enroll.mjs')).enrollScenarios(res, cfg, binDir)],
+  ['exchange', async () => (await import('./one-exchange.mjs')).oneExchangeScenarios(res, cfg)],
 ];
 
 let crashed = false;
