@@ -69,14 +69,14 @@ class HopThread {
     return true;
   }
 
-  // Queues job; false (the job given back in *job) when there is no hop thread to be had.
-  bool Queue(int netnsFd, std::unique_ptr<HopJob>* job) {
+  // Queues job; when there is no hop thread to be had, it finishes at once with that error.
+  void Queue(int netnsFd, std::unique_ptr<HopJob> job) {
     Entry e;
     e.netnsFd = netnsFd;
-    e.job = std::move(*job);
-    if (Push(e)) return true;
-    *job = std::move(e.job);
-    return false;
+    e.job = std::move(job);
+    if (Push(e)) return;
+    e.job->entered = SystemError(EAGAIN, "pthread_create");
+    Complete(e);
   }
 
  private:
@@ -189,13 +189,7 @@ class HopThread {
         pending_.store(!queue_.empty(), std::memory_order_relaxed);
       }
       bool home = Hop(e);
-      if (e.job) {
-        e.job->Finished(std::move(e.job));
-      } else {
-        std::lock_guard<std::mutex> lock(m_);
-        e.done->store(true, std::memory_order_release);
-      }
-      if (e.done) finished_.notify_all();
+      Complete(e);
       if (!home) {
         Retire();
         return;
@@ -215,14 +209,22 @@ class HopThread {
       pending_.store(false, std::memory_order_relaxed);
     }
     for (Entry& e : orphans) {
-      if (e.job) {
-        e.job->entered = SystemError(EAGAIN, "pthread_create");
-        e.job->Finished(std::move(e.job));
-      } else {
-        *e.result = SystemError(EAGAIN, "pthread_create");
-        std::lock_guard<std::mutex> lock(m_);
-        e.done->store(true, std::memory_order_release);
-      }
+      if (e.job) e.job->entered = SystemError(EAGAIN, "pthread_create");
+      else *e.result = SystemError(EAGAIN, "pthread_create");
+      Complete(e);
+    }
+  }
+
+  // Hands a finished hop over: a queued job to its Finished(), a waiting caller its done flag (set under m_, so a
+  // caller that checked it and went to sleep is woken).
+  void Complete(Entry& e) {
+    if (e.job) {
+      e.job->Finished(std::move(e.job));
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      e.done->store(true, std::memory_order_release);
     }
     finished_.notify_all();
   }
@@ -256,12 +258,7 @@ ErrorInfo RunInNetns(int netnsFd, const std::function<void()>& fn) {
   return result;
 }
 
-void QueueInNetns(int netnsFd, std::unique_ptr<HopJob> job) {
-  if (Hops().Queue(netnsFd, &job)) return;
-  job->entered = SystemError(EAGAIN, "pthread_create");
-  HopJob* j = job.get();
-  j->Finished(std::move(job));
-}
+void QueueInNetns(int netnsFd, std::unique_ptr<HopJob> job) { Hops().Queue(netnsFd, std::move(job)); }
 
 ErrorInfo RunInNewNetns(const std::function<void()>& fn) {
   return OnShortLivedThread([] { return unshare(CLONE_NEWNET) != 0 ? SystemError(errno, "unshare") : ErrorInfo{}; },

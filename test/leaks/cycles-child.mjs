@@ -108,7 +108,9 @@ const parts = {
    */
   async netlink(count) {
     for (let i = 0; i < count; i++) {
-      const [nft, rt] = await Promise.all([Nftables.open({ netns: netnsPath }), Rtnetlink.open({ netns: netnsPath })]);
+      // Every other cycle's sockets wait for their first operation (defer), which opens them in its own hop.
+      const defer = i % 2 === 1;
+      const [nft, rt] = await Promise.all([Nftables.open({ netns: netnsPath, defer }), Rtnetlink.open({ netns: netnsPath, defer })]);
       try {
         await Promise.all([nft.generation(), rt.links()]);
       } finally {
