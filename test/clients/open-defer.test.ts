@@ -8,42 +8,30 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, Nftables, Rtnetlink } from '../../lib/index.js';
 import { native } from '../../lib/native.js';
 import { FakeNftables, FakeRtnetlink } from '../../lib/testing/index.js';
-import { isCloexec, openFds } from '../helpers/fds.js';
-import { threadNamespaces, withNetns } from '../helpers/netns.js';
+import { openFds, socketFds } from '../helpers/fds.js';
+import { withNetns } from '../helpers/netns.js';
+import { expectEveryThreadIn, expectOpenedSockets, expectSpeakFor, withClientPair } from '../helpers/netns-clients.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { rejection } from '../helpers/rejection.js';
 
-const sockets = () => [...openFds()].filter(([, target]) => target.startsWith('socket:[')).map(([fd]) => fd);
-/** Waits for a closed client's deferred release (it runs after the client's queue settles). */
-const released = () => new Promise((resolve) => setImmediate(resolve));
 
 describePrivileged('netlink clients whose socket waits for their first operation', () => {
   it('open no socket until the first operation, which opens it inside the namespace, close-on-exec', async () => {
     const home = readlinkSync('/proc/self/ns/net');
     await withNetns(async (ns) => {
-      ns.ip('link', 'add', 'podnet-d0', 'type', 'veth', 'peer', 'name', 'podnet-d1');
-      const before = sockets();
-      const rt = await Rtnetlink.open({ netns: ns.path, defer: true });
-      const nft = await Nftables.open({ netns: ns.path, defer: true });
-      try {
-        expect(sockets().sort()).toEqual(before.sort());
-        // The route socket speaks for the pod's namespace: it sees the link made there, which home does not have.
-        expect((await rt.links()).map((l) => l.name).sort()).toEqual(['lo', 'podnet-d0', 'podnet-d1']);
-        await nft.apply({ tables: [{ family: 'inet', name: 'podnet-d', sets: [], chains: [], rules: [] }] });
-        expect(ns.exec(['nft', 'list', 'tables'])).toContain('table inet podnet-d');
-        const opened = sockets().filter((fd) => !before.includes(fd));
-        expect(opened).toHaveLength(2);
-        for (const fd of opened) expect(isCloexec(fd)).toBe(true);
+      const open = async (): Promise<[Rtnetlink, Nftables]> => [
+        await Rtnetlink.open({ netns: ns.path, defer: true }),
+        await Nftables.open({ netns: ns.path, defer: true }),
+      ];
+      await withClientPair(open, async (rt, nft, before) => {
+        expect(socketFds().sort()).toEqual(before.sort());
+        await expectSpeakFor(ns, rt, nft, 'd');
+        const opened = expectOpenedSockets(before, 2);
         // Later operations use the same socket.
         expect((await nft.tables()).map((t) => t.name)).toEqual(['podnet-d']);
-        expect(sockets().filter((fd) => !before.includes(fd))).toEqual(opened);
-        for (const [tid, netns] of threadNamespaces()) expect(`${tid} ${netns}`).toBe(`${tid} ${home}`);
-      } finally {
-        rt.close();
-        nft.close();
-      }
-      await released();
-      expect(sockets().sort()).toEqual(before.sort());
+        expect(socketFds().filter((fd) => !before.includes(fd))).toEqual(opened);
+        expectEveryThreadIn(home);
+      });
     });
   });
 
@@ -51,17 +39,17 @@ describePrivileged('netlink clients whose socket waits for their first operation
     await withNetns(async (ns) => {
       ns.ip('link', 'add', 'podnet-d2', 'type', 'veth', 'peer', 'name', 'podnet-d3');
       const h = ns.open();
-      const before = sockets();
+      const before = socketFds();
       const raw = new native.RtnetlinkHandle(h.fd, 1000, undefined, undefined, true);
       try {
         const all = await Promise.all(Array.from({ length: 8 }, () => raw.links()));
         for (const links of all) expect(links.map((l) => l.name).sort()).toEqual(['lo', 'podnet-d2', 'podnet-d3']);
-        expect(sockets().filter((fd) => !before.includes(fd))).toHaveLength(1);
+        expect(socketFds().filter((fd) => !before.includes(fd))).toHaveLength(1);
       } finally {
         raw.close();
         h.close();
       }
-      expect(sockets().sort()).toEqual(before.sort());
+      expect(socketFds().sort()).toEqual(before.sort());
     });
   });
 

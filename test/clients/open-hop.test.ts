@@ -8,38 +8,26 @@ import { describe, expect, it } from 'vitest';
 import { Nftables, Rtnetlink } from '../../lib/index.js';
 import { native } from '../../lib/native.js';
 import { FakeRtnetlink } from '../../lib/testing/index.js';
-import { isCloexec, openFds } from '../helpers/fds.js';
-import { threadNamespaces, withNetns } from '../helpers/netns.js';
+import { openFds, socketFds } from '../helpers/fds.js';
+import { withNetns } from '../helpers/netns.js';
+import { expectEveryThreadIn, expectOpenedSockets, expectSpeakFor, withClientPair } from '../helpers/netns-clients.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { rejection } from '../helpers/rejection.js';
 
-const sockets = () => [...openFds()].filter(([, target]) => target.startsWith('socket:[')).map(([fd]) => fd);
-/** Waits for a closed client's deferred release (it runs after the client's queue settles). */
-const released = () => new Promise((resolve) => setImmediate(resolve));
 
 describePrivileged('netlink clients opened on the hop thread', () => {
   it('opens the socket inside the namespace, close-on-exec, and leaves every thread at home', async () => {
     const home = readlinkSync('/proc/self/ns/net');
     await withNetns(async (ns) => {
-      ns.ip('link', 'add', 'podnet-w0', 'type', 'veth', 'peer', 'name', 'podnet-w1');
-      const before = sockets();
-      const rt = await Rtnetlink.open({ netns: ns.path });
-      const nft = await Nftables.open({ netns: ns.path });
-      try {
-        const opened = sockets().filter((fd) => !before.includes(fd));
-        expect(opened).toHaveLength(2);
-        for (const fd of opened) expect(isCloexec(fd)).toBe(true);
-        // The route socket speaks for the pod's namespace: it sees the link made there, which home does not have.
-        expect((await rt.links()).map((l) => l.name).sort()).toEqual(['lo', 'podnet-w0', 'podnet-w1']);
-        await nft.apply({ tables: [{ family: 'inet', name: 'podnet-w', sets: [], chains: [], rules: [] }] });
-        expect(ns.exec(['nft', 'list', 'tables'])).toContain('table inet podnet-w');
-        for (const [tid, netns] of threadNamespaces()) expect(`${tid} ${netns}`).toBe(`${tid} ${home}`);
-      } finally {
-        rt.close();
-        nft.close();
-      }
-      await released();
-      expect(sockets().sort()).toEqual(before.sort());
+      const open = async (): Promise<[Rtnetlink, Nftables]> => [
+        await Rtnetlink.open({ netns: ns.path }),
+        await Nftables.open({ netns: ns.path }),
+      ];
+      await withClientPair(open, async (rt, nft, before) => {
+        expectOpenedSockets(before, 2);
+        await expectSpeakFor(ns, rt, nft, 'w');
+        expectEveryThreadIn(home);
+      });
     });
   });
 
@@ -47,7 +35,7 @@ describePrivileged('netlink clients opened on the hop thread', () => {
     const home = readlinkSync('/proc/self/ns/net');
     await withNetns(async (...all) => {
       for (const [i, ns] of all.entries()) ns.ip('link', 'add', `podnet-q${i}`, 'type', 'veth', 'peer', 'name', `podnet-p${i}`);
-      const before = sockets();
+      const before = socketFds();
       const opens = Array.from({ length: 40 }, (_, k) => Rtnetlink.open({ netns: all[k % all.length]!.path }));
       // Waited-for hops (a libuv worker blocked on the hop thread) queue beside them.
       const handles = all.map((ns) => ns.open());
@@ -59,13 +47,14 @@ describePrivileged('netlink clients opened on the hop thread', () => {
           expect((await rt.links()).map((l) => l.name).sort()).toEqual(['lo', `podnet-p${i}`, `podnet-q${i}`]);
         }
         for (const [ino, expected] of await Promise.all(inside)) expect(ino).toBe(expected);
-        for (const [tid, netns] of threadNamespaces()) expect(`${tid} ${netns}`).toBe(`${tid} ${home}`);
+        expectEveryThreadIn(home);
       } finally {
         for (const rt of clients) rt.close();
         for (const h of handles) h.close();
       }
-      await released();
-      expect(sockets().sort()).toEqual(before.sort());
+      // The clients release their sockets once their queues settle.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(socketFds().sort()).toEqual(before.sort());
     }, 4);
   });
 

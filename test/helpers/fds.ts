@@ -33,3 +33,8 @@ export function isCloexec(fd: number): boolean {
   const line = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').find((l) => l.startsWith('flags:'));
   return (parseInt(line!.split(/\s+/)[1]!, 8) & O_CLOEXEC) === O_CLOEXEC;
 }
+
+/** socketFds lists this process's socket fds. */
+export function socketFds(): number[] {
+  return [...openFds()].filter(([, target]) => target.startsWith('socket:[')).map(([fd]) => fd);
+}
