@@ -317,9 +317,9 @@ export type RawNftBatch = { readonly __nftBatch: unique symbol };
 /**
  * NetlinkHandleClass is a netlink handle's class: `new (netnsFd or -1, timeoutMs, exchange?)` opens its socket on the
  * calling thread (or talks to a JS peer); with `defer` true and a netnsFd, the first operation opens it on the hop
- * thread, inside the namespace, in the same hop as its own exchange (netnsFd must stay open while the handle and its
- * operations live); `open(netnsFd, timeoutMs)` opens it on the hop thread without blocking the JS thread, and
- * resolves to the handle.
+ * thread, inside the namespace, in the same hop as its own exchange (the handle keeps a duplicate of netnsFd until it
+ * is closed and its operations are done); `open(netnsFd, timeoutMs)` opens it on the hop thread without blocking the
+ * JS thread, and resolves to the handle.
  */
 export interface NetlinkHandleClass<H> {
   new (netnsFd: number, timeoutMs: number, exchange?: (request: Uint8Array) => Uint8Array[], receiveBufferBytes?: number, defer?: boolean): H;

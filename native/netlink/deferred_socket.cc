@@ -1,8 +1,20 @@
 #include "netlink/deferred_socket.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace podnet::nl {
+
+ErrorInfo DeferredSocket::Make(int netnsFd, int protocol, int receiveBufferBytes, std::unique_ptr<DeferredSocket>* out) {
+  int own = fcntl(netnsFd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) return SystemError(errno, "fcntl");
+  out->reset(new DeferredSocket(own, protocol, receiveBufferBytes));
+  return ErrorInfo{};
+}
+
+// The last baton that held the session is done with the namespace: hops are only queued from operations that hold it.
+DeferredSocket::~DeferredSocket() { close(netnsFd_); }
 
 ErrorInfo DeferredSocket::OpenHere() {
   std::lock_guard<std::mutex> lock(opening_);

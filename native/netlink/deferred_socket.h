@@ -10,15 +10,16 @@ namespace podnet::nl {
 
 // A socket of one protocol that is opened inside another namespace by the
 // handle's first operation, in the same hop as that operation's exchange
-// (SessionHandle::Start): a client opened for one batch, as the node agent's
-// per pod, then pays for one thread hand-off each way instead of two. Until
-// then it holds the namespace's fd, which its owner keeps open while the
-// handle and its operations live (lib's NetlinkClient closes the namespace
-// only after them).
+// (SessionHandle::Start): a client made for one batch (open, one exchange,
+// close) then pays for one thread hand-off each way instead of two. It owns a
+// duplicate of the namespace's fd for its whole life, so every operation
+// queued before the socket is open enters that namespace whatever the caller
+// did with its own fd since.
 class DeferredSocket final : public Transport {
  public:
-  DeferredSocket(int netnsFd, int protocol, int receiveBufferBytes)
-      : netnsFd_(netnsFd), protocol_(protocol), receiveBufferBytes_(receiveBufferBytes) {}
+  // Duplicates netnsFd (close-on-exec); a failure leaves *out empty.
+  static ErrorInfo Make(int netnsFd, int protocol, int receiveBufferBytes, std::unique_ptr<DeferredSocket>* out);
+  ~DeferredSocket() override;
 
   DeferredSocket* Deferred() override { return this; }
   int netnsFd() const { return netnsFd_; }
@@ -34,6 +35,9 @@ class DeferredSocket final : public Transport {
   void Drain() override;
 
  private:
+  DeferredSocket(int netnsFd, int protocol, int receiveBufferBytes)
+      : netnsFd_(netnsFd), protocol_(protocol), receiveBufferBytes_(receiveBufferBytes) {}
+
   const int netnsFd_;
   const int protocol_;
   const int receiveBufferBytes_;

@@ -55,7 +55,12 @@ std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int
   int netnsFd = info[0].As<Napi::Number>().Int32Value();
   int receiveBufferBytes = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Int32Value() : 0;
   bool defer = info.Length() > 4 && info[4].IsBoolean() && info[4].As<Napi::Boolean>().Value();
-  if (defer && netnsFd >= 0) return std::make_unique<DeferredSocket>(netnsFd, protocol, receiveBufferBytes);
+  if (defer && netnsFd >= 0) {
+    std::unique_ptr<DeferredSocket> deferred;
+    ErrorInfo err = DeferredSocket::Make(netnsFd, protocol, receiveBufferBytes, &deferred);
+    if (err.failed()) ThrowError(env, err);
+    return deferred;
+  }
   ErrorInfo err = SocketTransport::Open(netnsFd, protocol, &socket, receiveBufferBytes);
   if (err.failed()) ThrowError(env, err);
   return socket;

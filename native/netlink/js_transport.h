@@ -49,9 +49,9 @@ class AdoptedTransport {
 // timeoutMs, exchange?, receiveBufferBytes?, defer?): a JS peer when exchange
 // is a function, else a socket of that protocol opened in netnsFd's namespace
 // (-1: the current one), with SO_RCVBUF set to receiveBufferBytes when it is
-// a number > 0; with defer true and netnsFd >= 0, a DeferredSocket that the
-// first operation opens there. Throws the JS error when the socket cannot be
-// opened.
+// a number > 0; with defer true and netnsFd >= 0, a DeferredSocket (on a
+// duplicate of netnsFd) that the first operation opens there. Throws the JS
+// error when the socket (or the duplicate) cannot be opened.
 std::unique_ptr<Transport> TransportFromArgs(const Napi::CallbackInfo& info, int protocol);
 
 }  // namespace podnet::nl

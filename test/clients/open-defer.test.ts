@@ -53,6 +53,25 @@ describePrivileged('netlink clients whose socket waits for their first operation
     });
   });
 
+  it('enter the namespace they were made for, whatever became of the fd they were given', async () => {
+    await withNetns(async (mine, other) => {
+      mine.ip('link', 'add', 'podnet-e0', 'type', 'veth', 'peer', 'name', 'podnet-e1');
+      const given = mine.open();
+      const raw = new native.RtnetlinkHandle(given.fd, 1000, undefined, undefined, true);
+      const fd = given.fd;
+      given.close();
+      // open() takes the lowest free number: the one just closed, now on another namespace.
+      const reused = openSync(other.path, 'r');
+      try {
+        expect(reused).toBe(fd);
+        expect((await raw.links()).map((l) => l.name).sort()).toEqual(['lo', 'podnet-e0', 'podnet-e1']);
+      } finally {
+        raw.close();
+        closeSync(reused);
+      }
+    }, 2);
+  });
+
   it('fail each operation with the setns error for an fd that is no namespace, and leave nothing open', async () => {
     const fd = openSync('/dev/null', 'r');
     try {
