@@ -144,23 +144,18 @@ class SessionHandle : public Napi::ObjectWrap<Derived> {
   // Start gives the baton the live session and runs it (util/run_baton.h):
   // sync returns its value, else a promise; name is the async resource's.
   // While the socket is a DeferredSocket not yet open, the operation goes to
-  // the hop thread, which opens it first (OpenFirst); a sync one waits there.
+  // the hop thread, which opens it first (OpenFirst). The sync operations
+  // (ipset's) are never made on a deferred socket.
   template <typename Baton>
   Napi::Value Start(const Napi::CallbackInfo& info, std::unique_ptr<Baton> baton, const char* name,
                     bool sync = false) {
     baton->session = Live(info.Env());
     DeferredSocket* deferred = baton->session->engine().transport().Deferred();
-    if (deferred != nullptr && !deferred->opened()) {
-      if (!sync) {
-        auto first = std::make_unique<OpenFirst<Baton>>();
-        first->socket = deferred;
-        first->baton = std::move(baton);
-        return HopPromise<OpenFirst<Baton>>::Queue(info.Env(), deferred->netnsFd(), std::move(first));
-      }
-      ErrorInfo opened;
-      ErrorInfo entered = RunInNetns(deferred->netnsFd(), [&] { opened = deferred->OpenHere(); });
-      if (entered.failed()) ThrowError(info.Env(), entered);
-      if (opened.failed()) ThrowError(info.Env(), opened);
+    if (!sync && deferred != nullptr && !deferred->opened()) {
+      auto first = std::make_unique<OpenFirst<Baton>>();
+      first->socket = deferred;
+      first->baton = std::move(baton);
+      return HopPromise<OpenFirst<Baton>>::Queue(info.Env(), deferred->netnsFd(), std::move(first));
     }
     return RunBaton(info.Env(), std::move(baton), sync, name);
   }
