@@ -1,7 +1,8 @@
 // With `defer`, a netlink client in another namespace opens its socket with its first operation, on the hop thread in
 // the same hop as that operation's exchange: open() opens no socket, the first operation's socket is of the
-// namespace and close-on-exec, operations queued before it is open share one socket, a namespace that cannot be
-// entered fails the operations (each tries again) instead of open(), and closing releases what was opened.
+// namespace and close-on-exec, operations queued before it is open share one socket and enter the namespace the
+// client was made for (its own duplicate of the fd), a namespace that cannot be entered fails the operations (each
+// tries again) instead of open(), and closing releases what was opened.
 import { closeSync, openSync, readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
@@ -13,7 +14,6 @@ import { withNetns } from '../helpers/netns.js';
 import { expectEveryThreadIn, expectOpenedSockets, expectSpeakFor, withClientPair } from '../helpers/netns-clients.js';
 import { describePrivileged } from '../helpers/privileged.js';
 import { rejection } from '../helpers/rejection.js';
-
 
 describePrivileged('netlink clients whose socket waits for their first operation', () => {
   it('open no socket until the first operation, which opens it inside the namespace, close-on-exec', async () => {
