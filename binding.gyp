@@ -6,6 +6,8 @@
         "native/addon.cc",
         "native/util/sys_error.cc",
         "native/util/js_error.cc",
+        "native/util/pin_library.cc",
+        "native/util/close_later.cc",
         "native/netns/netns_open.cc",
         "native/netns/in_netns.cc",
         "native/netns/hop_promise.cc",

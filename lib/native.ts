@@ -393,6 +393,8 @@ export interface RawSeqpacketServerHandle {
 export interface NativeBinding {
   setErrorFactory(factory: (fields: NativeErrorFields) => Error): void;
   buildInfo(): { asan: boolean; napiVersion: number };
+  /** How many netfilter sockets the addon's closer thread has yet to close (native/util/close_later.h). */
+  pendingCloses(): number;
   netnsOpen(path: string): RawNetns;
   netnsIdentify(fd: number): RawNetns;
   netnsDup(fd: number): RawNetns;

@@ -8,6 +8,7 @@
 #include "rtnetlink/rtnetlink_binding.h"
 #include "spawn/spawn_binding.h"
 #include "unix/unix_binding.h"
+#include "util/close_later.h"
 #include "util/js_error.h"
 #include "xtables/xtables_binding.h"
 
@@ -26,6 +27,9 @@ static Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// How many fds (netfilter sockets) the closer thread has yet to close: tests wait for 0 before counting fds.
+static Napi::Value PendingClosesOf(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), PendingCloses()); }
+
 static Napi::Value SetErrorFactory(const Napi::CallbackInfo& info) {
   AddonData* data = info.Env().GetInstanceData<AddonData>();
   data->errorFactory = Napi::Persistent(info[0].As<Napi::Function>());
@@ -36,6 +40,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(new AddonData());
   exports.Set("setErrorFactory", Napi::Function::New(env, SetErrorFactory, "setErrorFactory"));
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
+  exports.Set("pendingCloses", Napi::Function::New(env, PendingClosesOf, "pendingCloses"));
   RegisterNetns(env, exports);
   RegisterIpset(env, exports);
   RegisterRtnetlink(env, exports);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "netns/in_netns.h"
+#include "util/close_later.h"
 
 namespace podnet::nl {
 
@@ -54,12 +55,17 @@ ErrorInfo SocketTransport::Open(int netnsFd, int protocol, std::unique_ptr<Socke
     close(fd);
     return SystemError(e, "bind");
   }
-  out->reset(new SocketTransport(fd));
+  out->reset(new SocketTransport(fd, protocol));
   return ErrorInfo{};
 }
 
 SocketTransport::~SocketTransport() {
-  if (fd_ >= 0) close(fd_);
+  if (fd_ < 0) return;
+  // The kernel releases a netfilter socket only after nf_tables' deferred destroy work has run, an RCU grace period
+  // whenever any namespace has deleted tables, chains, rules or elements (util/close_later.h): off this thread, which
+  // is the JS thread whenever a client closes.
+  if (protocol_ == NETLINK_NETFILTER) CloseLater(fd_);
+  else close(fd_);
 }
 
 ErrorInfo SocketTransport::Send(const uint8_t* data, size_t len) {

@@ -22,8 +22,9 @@ class SocketTransport final : public Transport {
   void Drain() override;
 
  private:
-  explicit SocketTransport(int fd) : fd_(fd) {}
+  SocketTransport(int fd, int protocol) : fd_(fd), protocol_(protocol) {}
   int fd_;
+  int protocol_;
   // Whether Send has asked for the large send buffer (it does on the first
   // request the default one refuses).
   bool sendBufferRaised_ = false;

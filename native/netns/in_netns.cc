@@ -1,6 +1,5 @@
 #include "netns/in_netns.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -14,6 +13,8 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+
+#include "util/pin_library.h"
 
 namespace podnet {
 
@@ -117,17 +118,6 @@ class HopThread {
     }
     wake_.notify_one();
     return true;
-  }
-
-  // The hop thread runs this library's code until the process ends, but an addon that only worker threads loaded
-  // is unloaded when the last of them ends: the library pins itself (RTLD_NODELETE) before its first thread starts.
-  static void PinLibrary() {
-    static bool pinned = false;
-    if (pinned) return;
-    Dl_info self;
-    if (dladdr(reinterpret_cast<void*>(&PinLibrary), &self) != 0 && self.dli_fname != nullptr) {
-      pinned = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
-    }
   }
 
   // Called with m_ held.

@@ -32,7 +32,7 @@ import {
 } from '../../lib/index.js';
 import { ZtunnelServer } from '../../lib/proxy/ztunnel-server.js';
 import { decodeRequest, encodeAck, encodeHello, type ZdsRequest } from '../../lib/proxy/zds-messages.js';
-import { openFds } from '../helpers/fds.js';
+import { closesDone, openFds } from '../helpers/fds.js';
 import { TestNetns } from '../helpers/netns.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { fakeWorld, kernelWorld, started, type World } from '../agent/world.js';
@@ -111,6 +111,7 @@ describePrivileged(
         expect(fromAdds).toBe(got.adds!.status === 'ok' ? 50 : 0);
         // The client's sockets and namespace handle are closed once its calls settled.
         await turns(1);
+        await closesDone();
         expect(openFds().size).toBe(fdsBefore);
       }
       // Which calls finished depends on how far each got when close() came: printed, not asserted.

@@ -2,6 +2,8 @@
 // closed, not leaked, or opened close-on-exec.
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
+import { native } from '../../lib/native.js';
+
 /** openFds maps each open fd of this process to what it refers to. */
 export function openFds(): Map<number, string> {
   const fds = new Map<number, string>();
@@ -37,4 +39,19 @@ export function isCloexec(fd: number): boolean {
 /** socketFds lists this process's socket fds. */
 export function socketFds(): number[] {
   return [...openFds()].filter(([, target]) => target.startsWith('socket:[')).map(([fd]) => fd);
+}
+
+/**
+ * closesDone waits until the addon's closer thread has closed every netfilter socket handed to it (a client's release
+ * hands its socket over and returns: native/util/close_later.h), so that fds counted next are the settled ones. Throws
+ * when that takes past deadlineMs (the kernel holds a release for an RCU grace period, milliseconds).
+ */
+export async function closesDone(deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  // A client releases its socket once its queue settled, a turn of the loop after close() at the earliest.
+  await new Promise((resolve) => setImmediate(resolve));
+  while (native.pendingCloses() > 0) {
+    if (Date.now() > until) throw new Error(`${native.pendingCloses()} netfilter socket(s) still not closed after ${deadlineMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }

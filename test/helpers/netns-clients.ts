@@ -3,7 +3,7 @@
 import { expect } from 'vitest';
 
 import type { Nftables, Rtnetlink } from '../../lib/index.js';
-import { isCloexec, socketFds } from './fds.js';
+import { closesDone, isCloexec, socketFds } from './fds.js';
 import { type TestNetns, threadNamespaces } from './netns.js';
 
 /**
@@ -20,7 +20,7 @@ export async function expectSpeakFor(ns: TestNetns, rt: Rtnetlink, nft: Nftables
 /**
  * withClientPair opens a pair of clients, runs fn with them and the socket fds open before, closes both (also when fn
  * fails), and checks that every socket they held is closed again once their release (after each client's queue
- * settles) ran.
+ * settles) ran and the closer thread closed the netfilter socket.
  */
 export async function withClientPair(
   open: () => Promise<[Rtnetlink, Nftables]>,
@@ -35,6 +35,7 @@ export async function withClientPair(
     nft.close();
   }
   await new Promise((resolve) => setImmediate(resolve));
+  await closesDone();
   expect(socketFds().sort()).toEqual(before.sort());
 }
 

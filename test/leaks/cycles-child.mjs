@@ -9,6 +9,7 @@ import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
 const [distUrl, netnsPath, partList, scaleArg] = process.argv.slice(2);
 const { Ipset, Iptables, Netns, Nftables, RuleSet, Rtnetlink, runInNetns } = await import(distUrl);
+const { native } = await import(new URL('native.js', distUrl).href);
 const scale = Number(scaleArg ?? 1);
 
 if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc');
@@ -57,6 +58,9 @@ function threadNetns() {
 }
 
 async function sample() {
+  // Netfilter sockets are closed on the addon's closer thread, shortly after their client's release: counted once it
+  // has closed all it was handed.
+  for (const until = Date.now() + 10_000; native.pendingCloses() > 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 2));
   // Twice, with a turn of the loop between: finalizers (Netns handles nobody closed) run after the first.
   globalThis.gc();
   await new Promise((resolve) => setImmediate(resolve));
