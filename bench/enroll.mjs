@@ -84,8 +84,17 @@ export async function enrollScenarios(res, cfg, binDir) {
         const r = res.row(S, 'reference CLI: nft -f of the in-pod rules + nft -f of the host set element', refTimes);
         const i = res.row(S, 'addPod, iptables backend (the same steps)', iptTimes);
         const b = res.row(S, `one bare ${restoreArgv[0]} of the in-pod rules`, bareTimes);
-        res.row(S, 'raw C floor: the same netlink requests from one thread, no proxy (pod_raw.c)', floorTimes, { note: 'C clock' });
-        res.target(S, 'reference CLI / addPod (nftables)', r.median / n.median, '>=', 20);
+        const f = res.row(S, 'raw C floor: the same netlink requests from one thread, no proxy (pod_raw.c)', floorTimes, { note: 'C clock' });
+        // How far the reference is from podnet depends on the machine's cost of starting a process against its cost
+        // of a netlink exchange, which differ by 3x between the VMs this runs on (the reference read 26-47 ms against
+        // a floor of 0.29 ms on one, 9-11 ms against 0.44-0.53 ms on another, where the C floor itself is only 18-22x
+        // faster than the reference). The CI gate gives a ratio 3x of slack; the reference's ratio is gated where the
+        // floor clears the target by that slack too (>= 60x), so that CI fails for podnet's cost, not the machine's,
+        // and podnet's cost over the floor's is gated everywhere.
+        const reachable = r.median / f.median >= 60;
+        res.target(S, 'reference CLI / raw C floor (what any client could reach here)', r.median / f.median, '>=', 20, 'x', { gate: false });
+        res.target(S, 'reference CLI / addPod (nftables)', r.median / n.median, '>=', 20, 'x', { gate: reachable });
+        res.target(S, 'addPod (nftables) / raw C floor (the floor has no proxy round trip)', n.median / f.median, '<=', 3);
         res.target(S, 'addPod (nftables) median', n.median, '<=', 1, ' ms', { gate: false });
         res.target(S, 'addPod (iptables) / one bare restore', i.median / b.median, '<=', 1.2);
       } finally {
