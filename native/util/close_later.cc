@@ -6,7 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <system_error>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -28,9 +28,13 @@ class Closer {
     {
       std::lock_guard<std::mutex> lock(m_);
       if (started_ || Start()) {
-        pending_.fetch_add(1, std::memory_order_relaxed);
-        fds_.push_back(fd);
-        fd = -1;
+        try {
+          fds_.push_back(fd);
+          pending_.fetch_add(1, std::memory_order_relaxed);
+          fd = -1;
+        } catch (const std::bad_alloc&) {
+          // Closed here below: this runs in destructors, which must not throw.
+        }
       }
     }
     if (fd < 0) wake_.notify_one();
@@ -42,10 +46,11 @@ class Closer {
  private:
   // Called with m_ held.
   bool Start() {
-    PinLibrary();
+    // Unpinned, the library could be unloaded under the thread (see pin_library.h): the caller then closes in place.
+    if (!PinLibrary()) return false;
     try {
       std::thread(&Closer::Loop, this).detach();
-    } catch (const std::system_error&) {
+    } catch (...) {
       return false;
     }
     started_ = true;

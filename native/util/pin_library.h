@@ -4,8 +4,8 @@
 
 namespace podnet {
 
-// PinLibrary makes this shared library stay loaded for the process's life (RTLD_NODELETE). Call it, with a lock
-// held, before starting such a thread.
-void PinLibrary();
+// PinLibrary makes this shared library stay loaded for the process's life (RTLD_NODELETE), once for the process, and
+// tells whether it is. Call it before starting such a thread.
+bool PinLibrary();
 
 }  // namespace podnet

@@ -48,7 +48,7 @@ export function socketFds(): number[] {
  */
 export async function closesDone(deadlineMs = 10_000): Promise<void> {
   const until = Date.now() + deadlineMs;
-  // A client releases its socket once its queue settled, a turn of the loop after close() at the earliest.
+  // A client releases its socket in a continuation of its settled queue: let pending continuations run first.
   await new Promise((resolve) => setImmediate(resolve));
   while (native.pendingCloses() > 0) {
     if (Date.now() > until) throw new Error(`${native.pendingCloses()} netfilter socket(s) still not closed after ${deadlineMs} ms`);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, expect } from 'vitest';
 
-import { openFds } from '../../helpers/fds.js';
+import { closesDone, openFds } from '../../helpers/fds.js';
 
 export { fdsTo, isCloexec, openFds } from '../../helpers/fds.js';
 
@@ -19,12 +19,15 @@ function describeFds(fds: Map<number, string>, numbers: number[]): string[] {
  */
 export function checkFdsPerTest(): void {
   let before = new Map<number, string>();
-  beforeEach(() => {
+  beforeEach(async () => {
+    // A netfilter client released by an earlier test may still have its socket with the closer thread.
+    await closesDone();
     before = openFds();
   });
   afterEach(async () => {
     // Child processes' pipes close on their 'close' event; give closes done in callbacks a turn to happen.
     await new Promise((resolve) => setImmediate(resolve));
+    await closesDone();
     const after = openFds();
     const added = [...after.keys()].filter((fd) => before.get(fd) !== after.get(fd));
     const removed = [...before.keys()].filter((fd) => before.get(fd) !== after.get(fd));
