@@ -395,6 +395,8 @@ export interface NativeBinding {
   buildInfo(): { asan: boolean; napiVersion: number };
   /** How many netfilter sockets the addon's closer thread has yet to close (native/util/close_later.h). */
   pendingCloses(): number;
+  /** Resolves once the closer thread has closed every socket handed to it before the call. */
+  closesSettled(): Promise<void>;
   netnsOpen(path: string): RawNetns;
   netnsIdentify(fd: number): RawNetns;
   netnsDup(fd: number): RawNetns;

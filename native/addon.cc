@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include "ipset/ipset_binding.h"
+#include "netns/hop_promise.h"
 #include "netns/netns_binding.h"
 #include "nftables/nftables_binding.h"
 #include "rtnetlink/rtnetlink_binding.h"
@@ -30,6 +31,32 @@ static Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
 // How many fds (netfilter sockets) the closer thread has yet to close: tests wait for 0 before counting fds.
 static Napi::Value PendingClosesOf(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), PendingCloses()); }
 
+// A promise settled on the JS thread once the closer thread has closed every fd handed to it before the call, through
+// the path finished hops take back (HopReturn).
+class ClosesSettled final : public ReturningHop {
+ public:
+  explicit ClosesSettled(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
+  void Inside() override {}
+  void Finished(std::unique_ptr<HopJob>) override {}
+  void Settle(Napi::Env env) override {
+    Napi::HandleScope scope(env);
+    deferred.Resolve(env.Undefined());
+  }
+  void Abandon() override {}
+  Napi::Promise::Deferred deferred;
+};
+
+static Napi::Value ClosesSettledOf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto job = std::make_unique<ClosesSettled>(env);
+  Napi::Promise promise = job->deferred.Promise();
+  HopReturn& back = HopReturn::Of(env);
+  back.Out(env);
+  ReturningHop* raw = job.release();
+  WhenClosed([&back, raw] { back.Back(std::unique_ptr<ReturningHop>(raw)); });
+  return promise;
+}
+
 static Napi::Value SetErrorFactory(const Napi::CallbackInfo& info) {
   AddonData* data = info.Env().GetInstanceData<AddonData>();
   data->errorFactory = Napi::Persistent(info[0].As<Napi::Function>());
@@ -41,6 +68,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorFactory", Napi::Function::New(env, SetErrorFactory, "setErrorFactory"));
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
   exports.Set("pendingCloses", Napi::Function::New(env, PendingClosesOf, "pendingCloses"));
+  exports.Set("closesSettled", Napi::Function::New(env, ClosesSettledOf, "closesSettled"));
   RegisterNetns(env, exports);
   RegisterIpset(env, exports);
   RegisterRtnetlink(env, exports);

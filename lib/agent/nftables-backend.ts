@@ -98,9 +98,14 @@ export class NftablesBackend implements RuleBackend {
     await this.#withPod(ns, (nft) => nft.reconcile(this.#podRules(pod)));
   }
 
-  /** removePod deletes the pod's tables. */
+  /**
+   * removePod deletes the pod's tables, and resolves once the pod's nf_tables socket is closed: the kernel lets it go
+   * only after freeing the deleted tables, an RCU grace period later, and until then it holds the namespace's
+   * nf_tables lock, so that a pod enrolled again in the same namespace would wait for it in its own batch, and a
+   * process started meanwhile would inherit the socket and wait for it in its exec.
+   */
   async removePod(pod: PodRulesVariant, ns: AgentNetns): Promise<void> {
-    await this.#withPod(ns, (nft) => nft.remove(this.#podRules(pod)));
+    await this.#withPod(ns, (nft) => nft.remove(this.#podRules(pod)), true);
   }
 
   /** verifyPod checks the pod's tables (both families: one 'inet' check). */
@@ -159,13 +164,14 @@ export class NftablesBackend implements RuleBackend {
     return rules;
   }
 
-  /** Opens the pod's nf_tables client for fn and closes it after, also when fn fails. */
-  async #withPod<T>(ns: AgentNetns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
+  /** Opens the pod's nf_tables client for fn and closes it after, also when fn fails; with released, waits for its socket to be closed. */
+  async #withPod<T>(ns: AgentNetns, fn: (nft: Nftables) => Promise<T>, released = false): Promise<T> {
     const nft = await this.#o.nftables({ netns: ns });
     try {
       return await fn(nft);
     } finally {
       nft.close();
+      if (released) await nft.released();
     }
   }
 }

@@ -3,6 +3,7 @@
  * namespace or on a peer, the closed state, the queue that runs operations in call order, and close().
  */
 import { PodnetError, withCallerStack } from '../errors.js';
+import { native } from '../native.js';
 import type { NetlinkHandleClass } from '../native.js';
 import type { Netns } from '../netns.js';
 import { invalidType } from '../validate.js';
@@ -64,6 +65,7 @@ export abstract class NetlinkClient<H extends RawNetlinkHandle> implements Dispo
   readonly #netns: Netns | undefined;
   readonly #name: string;
   #tail: Promise<unknown> = Promise.resolve();
+  #releasing: Promise<void> | undefined;
 
   protected constructor(handle: H, netns: Netns | undefined, name: string) {
     this.#handle = handle;
@@ -121,10 +123,23 @@ export abstract class NetlinkClient<H extends RawNetlinkHandle> implements Dispo
     if (!h) return;
     this.#handle = undefined;
     const netns = this.#netns;
-    void this.#tail.then(() => {
+    this.#releasing = this.#tail.then(() => {
       h.close();
       netns?.close();
     });
+  }
+
+  /**
+   * released resolves once close() has released the socket and the namespace handle and the socket is closed. An
+   * Ipset or Nftables socket is closed on a thread of the addon's own, which the kernel keeps waiting for an RCU grace
+   * period (milliseconds) after nf_tables deletions anywhere on the machine; released() waits for that without
+   * holding the JS thread, for a caller that wants nothing of the client left when it goes on. Rejects with PodnetError
+   * `ERR_INVALID_STATE` before close().
+   */
+  async released(): Promise<void> {
+    if (this.#releasing === undefined) throw new PodnetError(`${this.#name} client is not closed: released() follows close()`, 'ERR_INVALID_STATE');
+    await this.#releasing;
+    if (native.pendingCloses() > 0) await native.closesSettled();
   }
 
   /** Symbol.dispose is close(), for `using`. */

@@ -6,6 +6,7 @@
 import { expect, it } from 'vitest';
 
 import { Ipset, Nftables } from '../../lib/index.js';
+import { FakeNftables } from '../../lib/testing/index.js';
 import { native } from '../../lib/native.js';
 import { closesDone, socketFds } from '../helpers/fds.js';
 import { withNetns } from '../helpers/netns.js';
@@ -53,4 +54,26 @@ describePrivileged('closing netfilter clients right after nf_tables deletions', 
       expect(socketFds().sort()).toEqual(before.sort());
     }, 2);
   });
+
+  it('released() waits, off the JS thread, until the socket is closed, and refuses before close()', async () => {
+    await withNetns(async (ns) => {
+      const before = socketFds();
+      const nft = await Nftables.open({ netns: ns.path });
+      const early = await nft.released().catch((err: unknown) => err);
+      expect(early).toMatchObject({ code: 'ERR_INVALID_STATE' });
+      await nft.run(nft.transaction().addTable(T).addChain({ ...T, table: T.name, name: 'out', type: 'filter', hook: 'output', priority: 0 }));
+      await nft.run(nft.transaction().deleteTable(T));
+      nft.close();
+      await nft.released();
+      expect(socketFds().sort()).toEqual(before.sort());
+      await nft.released(); // again: already released
+    });
+  });
+});
+
+it('released() of a client on a fake kernel resolves once it is closed', async () => {
+  const nft = await Nftables.open({ netlink: new FakeNftables() });
+  await nft.run(nft.transaction().addTable(T));
+  nft.close();
+  await expect(nft.released()).resolves.toBeUndefined();
 });
