@@ -47,11 +47,15 @@ export function socketFds(): number[] {
  * when that takes past deadlineMs (the kernel holds a release for an RCU grace period, milliseconds).
  */
 export async function closesDone(deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
   // A client releases its socket in a continuation of its settled queue: let pending continuations run first.
   await new Promise((resolve) => setImmediate(resolve));
-  while (native.pendingCloses() > 0) {
-    if (Date.now() > until) throw new Error(`${native.pendingCloses()} netfilter socket(s) still not closed after ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${native.pendingCloses()} netfilter socket(s) still not closed after ${deadlineMs} ms`)), deadlineMs);
+  });
+  try {
+    await Promise.race([native.closesSettled(), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

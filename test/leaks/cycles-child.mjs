@@ -60,7 +60,7 @@ function threadNetns() {
 async function sample() {
   // Netfilter sockets are closed on the addon's closer thread, shortly after their client's release: counted once it
   // has closed all it was handed.
-  for (const until = Date.now() + 10_000; native.pendingCloses() > 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 2));
+  await native.closesSettled();
   // Twice, with a turn of the loop between: finalizers (Netns handles nobody closed) run after the first.
   globalThis.gc();
   await new Promise((resolve) => setImmediate(resolve));
