@@ -15,6 +15,7 @@ import {
   type HostRulesReport,
   type PodRulesReport,
   type PodRulesVariant,
+  type PodRemoval,
   type RuleBackend,
   type RuleOptions,
   type RulesCheck,
@@ -106,9 +107,10 @@ export class IptablesBackend implements RuleBackend {
     await this.#eachFamily(ns, (ipt, family) => ipt.reconcile(this.#podRules(family, pod)));
   }
 
-  /** removePod removes the pod's rule set in each family. */
-  async removePod(pod: PodRulesVariant, ns: AgentNetns): Promise<void> {
+  /** removePod removes the pod's rule set in each family; nothing is left to wait for. */
+  async removePod(pod: PodRulesVariant, ns: AgentNetns): Promise<PodRemoval> {
     await this.#eachFamily(ns, (ipt, family) => ipt.remove(this.#podRules(family, pod)));
+    return {};
   }
 
   /** verifyPod checks the pod's rule set in each family. */

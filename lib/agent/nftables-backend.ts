@@ -15,6 +15,7 @@ import {
   nftablesDrift,
   type HostRulesReport,
   type PodRulesReport,
+  type PodRemoval,
   type PodRulesVariant,
   type ProbeSetState,
   type RuleBackend,
@@ -99,13 +100,23 @@ export class NftablesBackend implements RuleBackend {
   }
 
   /**
-   * removePod deletes the pod's tables, and resolves once the pod's nf_tables socket is closed: the kernel lets it go
-   * only after freeing the deleted tables, an RCU grace period later, and until then it holds the namespace's
-   * nf_tables lock, so that a pod enrolled again in the same namespace would wait for it in its own batch, and a
-   * process started meanwhile would inherit the socket and wait for it in its exec.
+   * removePod deletes the pod's tables and leaves the close of the pod's nf_tables socket to wait for (`released`):
+   * the kernel lets it go only after freeing the deleted tables, an RCU grace period later, and until then it holds
+   * the namespace's nf_tables lock, so that a pod enrolled again in the same namespace would wait for it in its own
+   * batch, and a process started meanwhile would inherit the socket and wait for it in its exec. When the deletion
+   * fails, the close is waited for before the error is thrown.
    */
-  async removePod(pod: PodRulesVariant, ns: AgentNetns): Promise<void> {
-    await this.#withPod(ns, (nft) => nft.remove(this.#podRules(pod)), true);
+  async removePod(pod: PodRulesVariant, ns: AgentNetns): Promise<PodRemoval> {
+    const nft = await this.#o.nftables({ netns: ns });
+    try {
+      await nft.remove(this.#podRules(pod));
+    } catch (err) {
+      nft.close();
+      await nft.released();
+      throw err;
+    }
+    nft.close();
+    return { released: () => nft.released() };
   }
 
   /** verifyPod checks the pod's tables (both families: one 'inet' check). */
@@ -164,14 +175,13 @@ export class NftablesBackend implements RuleBackend {
     return rules;
   }
 
-  /** Opens the pod's nf_tables client for fn and closes it after, also when fn fails; with released, waits for its socket to be closed. */
-  async #withPod<T>(ns: AgentNetns, fn: (nft: Nftables) => Promise<T>, released = false): Promise<T> {
+  /** Opens the pod's nf_tables client for fn and closes it after, also when fn fails. */
+  async #withPod<T>(ns: AgentNetns, fn: (nft: Nftables) => Promise<T>): Promise<T> {
     const nft = await this.#o.nftables({ netns: ns });
     try {
       return await fn(nft);
     } finally {
       nft.close();
-      if (released) await nft.released();
     }
   }
 }

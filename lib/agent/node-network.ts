@@ -36,7 +36,7 @@ import { PodAdmission } from './pod-admission.js';
 import { checkPod, podProbeEntries } from './pod-info.js';
 import { normalizeIp, type ProbeConflict, type ProbeOwnerMismatch, type ProbeOwnership } from './probe-ownership.js';
 import type { ProbeSet } from './probe-set.js';
-import type { RuleBackend, RuleOptions, StepRunner } from './rule-backend.js';
+import type { PodRemoval, RuleBackend, RuleOptions, StepRunner } from './rule-backend.js';
 import { type PodRoutingCreated, applyPodRouting, removePodRouting, routingFamilies, undoPodRouting, verifyPodRouting } from './routes.js';
 import { toLogger, type Logger } from '../logger.js';
 
@@ -306,10 +306,21 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     const o = checkOptions<{ deleted?: boolean }>('options', options);
     if (o.deleted !== undefined && typeof o.deleted !== 'boolean') throw invalidType('options.deleted', 'a boolean', o.deleted);
     this.#live();
-    return this.#podCalls.run(p.uid, () => this.#admission.run(() => this.#removePod(p, o.deleted === true)));
+    return this.#podCalls.run(p.uid, async () => {
+      const removal: PodRemoval = {};
+      try {
+        await this.#admission.run(() => this.#removePod(p, o.deleted === true, removal));
+      } finally {
+        // The kernel's release of what the rules' removal used is waited for in the pod's own turn, also when a
+        // later step failed, so that the pod's next call finds its namespace free; but not in a place among the
+        // pods in flight, so that the other pods' removals go on meanwhile.
+        await removal.released?.();
+      }
+    });
   }
 
-  async #removePod(p: PodInfo, deleted: boolean): Promise<void> {
+  /** Removes the pod; removal gets what the rules' removal leaves to wait for, as soon as it is known. */
+  async #removePod(p: PodInfo, deleted: boolean, removal: PodRemoval): Promise<void> {
     const probes = this.#live();
     await this.#step('probe-set', p.uid, `removing the probe entries of pod '${p.uid}'`, async () => {
       for (const ip of p.ips) await probes.remove(ip, p.uid);
@@ -322,7 +333,7 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
     this.#enrolled.delete(p.uid);
     if (!deleted) {
       await this.#withPod(p, async (ns) => {
-        await this.#inpodRules(p, () => this.#rules.removePod(p, ns));
+        removal.released = (await this.#inpodRules(p, () => this.#rules.removePod(p, ns))).released;
         await this.#podRouting(p, ns, (rt, families) => removePodRouting(rt, families));
       });
     }

@@ -89,6 +89,16 @@ export interface PodRulesVariant {
 export type StepRunner = <T>(step: AgentStep, what: string, fn: () => Promise<T>) => Promise<T>;
 
 /**
+ * PodRemoval is what a backend's removePod leaves to wait for once the rules are gone: `released` resolves once the
+ * kernel has let go of what the removal used (the pod's nf_tables socket, which it releases only after freeing the
+ * deleted tables, an RCU grace period later). NodeNetwork waits for it inside the pod's own turn but outside the
+ * bound on pods in flight: it is a wait, not work, and the releases of many pods end together.
+ */
+export interface PodRemoval {
+  released?: () => Promise<void>;
+}
+
+/**
  * RuleBackend is how NodeNetwork's flows reach the kernel's rules. open() runs first; every other call comes after
  * it. NodeNetwork wraps each call in its step ('host-rules' for start and repair, 'inpod-rules' for the pod calls);
  * open and stop run the steps that differ by backend through the StepRunner they are given. Every method rejects
@@ -107,8 +117,8 @@ export interface RuleBackend {
   applyPod(pod: PodRulesVariant, ns: AgentNetns): Promise<void>;
   /** repairPod makes the pod's in-pod rules exactly what they should be. */
   repairPod(pod: PodRulesVariant, ns: AgentNetns): Promise<void>;
-  /** removePod deletes the pod's in-pod rules. */
-  removePod(pod: PodRulesVariant, ns: AgentNetns): Promise<void>;
+  /** removePod deletes the pod's in-pod rules, and tells what is left to wait for (PodRemoval). */
+  removePod(pod: PodRulesVariant, ns: AgentNetns): Promise<PodRemoval>;
   /** verifyPod checks the pod's in-pod rules; it changes nothing. */
   verifyPod(pod: PodRulesVariant, ns: AgentNetns): Promise<PodRulesReport>;
   /** verify checks the probe sets and the host rules; it changes nothing. */

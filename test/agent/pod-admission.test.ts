@@ -133,3 +133,54 @@ describe('NodeNetwork maxPodsInFlight', () => {
     );
   });
 });
+
+// A removed pod's nf_tables socket is let go by the kernel an RCU grace period after the deletion (its `released()`);
+// removePod waits for that in the pod's own turn, not in one of the slots of the pods in flight.
+describe('NodeNetwork.removePod and the release of the pod socket (nftables backend)', () => {
+  it('frees its slot before the release, resolves after it, and holds the pod next call until then', async () => {
+    const node = new FakeNode();
+    const { ipset, ...options } = await node.options();
+    const holds = new Map<string, () => void>();
+    let opened: string[] = [];
+    const nftables: NftablesFactory = async (request) => {
+      const nft = await node.nftables(request);
+      const path = request.netns?.path;
+      if (path === undefined) return nft;
+      opened.push(path);
+      const release = nft.released.bind(nft);
+      // The test lets each pod's release end; the client's own wait runs after, so the socket is closed as ever.
+      Object.assign(nft, { released: () => new Promise<void>((resolve) => holds.set(path, resolve)).then(release) });
+      return nft;
+    };
+    const net = new NodeNetwork({ ...options, ipset, nftables, backend: 'nftables', kubeletUid: 1000, maxPodsInFlight: LIMIT });
+    const pods = Array.from({ length: 3 * LIMIT }, (_, i) => ({ uid: `rel-uid-${i}`, ips: [`10.249.0.${i + 1}`], netns: `/run/netns/rel-${i}` }));
+    for (const pod of pods) node.netns.add(pod.netns);
+    try {
+      await net.start();
+      for (const pod of pods) await net.addPod(pod);
+      opened = [];
+      const done: string[] = [];
+      const removals = pods.map((pod) => net.removePod(pod).then(() => done.push(pod.uid)));
+      for (let turn = 0; turn < 1000 && holds.size < pods.length; turn++) await drain();
+      // Every pod's tables are gone while no release has ended: more pods than the slots waited at once.
+      expect([...holds.keys()].sort()).toEqual(pods.map((p) => p.netns).sort());
+      expect(done).toEqual([]);
+      const again = net.addPod(pods[0]!).then(() => done.push('again'));
+      for (let turn = 0; turn < 20; turn++) await drain();
+      expect(opened).toEqual(pods.map((p) => p.netns));
+      expect(done).toEqual([]);
+      holds.get(pods[0]!.netns)!();
+      await removals[0];
+      await again;
+      expect(done).toEqual([pods[0]!.uid, 'again']);
+      expect(opened.at(-1)).toBe(pods[0]!.netns);
+      for (const pod of pods.slice(1)) holds.get(pod.netns)!();
+      await Promise.all(removals);
+      expect(done.sort()).toEqual([...pods.map((p) => p.uid), 'again'].sort());
+    } finally {
+      await net.stop();
+      ipset?.close();
+      await node.close();
+    }
+  });
+});
