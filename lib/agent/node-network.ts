@@ -298,8 +298,9 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
   /**
    * removePod removes the pod's probe entries first (only those it owns), then tells the node proxy to drop it (with
    * the `proxy` option), then removes its in-pod rules and policy routes, unless the pod is being deleted (its
-   * namespace is going away with them). Rejects with AgentError ('probe-set', 'proxy', 'netns', 'inpod-rules',
-   * 'routes').
+   * namespace is going away with them). With the nftables backend it resolves once the kernel has also let go of
+   * the pod's nf_tables socket (an RCU grace period after the deletion), without holding one of the `maxPodsInFlight`
+   * places meanwhile. Rejects with AgentError ('probe-set', 'proxy', 'netns', 'inpod-rules', 'routes').
    */
   async removePod(pod: PodInfo, options: { deleted?: boolean } = {}): Promise<void> {
     const p = checkPod(pod);
