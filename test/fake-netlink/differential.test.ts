@@ -190,14 +190,24 @@ describePrivileged(
       ops.push({ label: 'final list', bytes: list() });
       const ns = new TestNetns('fk');
       try {
-        const kernel = kernelReplies(ns, ops.map((o) => o.bytes));
         const fake = new FakeIpsetKernel();
-        const mismatches: string[] = [];
-        ops.forEach((op, i) => {
-          const got = hex(fake.exchange(op.bytes), { hashsize: true });
-          const want = hex(kernel[i] ?? [], { hashsize: true });
-          if (JSON.stringify(got) !== JSON.stringify(want)) mismatches.push(`#${i} ${op.label}\n  kernel ${want.join(' ')}\n  fake   ${got.join(' ')}`);
-        });
+        const got = ops.map((op) => JSON.stringify(hex(fake.exchange(op.bytes), { hashsize: true })));
+        const compare = (kernel: Uint8Array[][]) =>
+          ops.flatMap((op, i) => {
+            const want = hex(kernel[i] ?? [], { hashsize: true });
+            return got[i] === JSON.stringify(want) ? [] : [`#${i} ${op.label}\n  kernel ${want.join(' ')}\n  fake   ${JSON.parse(got[i]!).join(' ')}`];
+          });
+        // The kernel seeds each set's hash at random, and a rare answer depends on where a key lands (seen once: an
+        // add to a full hash:ip set accepted, where every other run of the same bytes refused it): the fake, which
+        // has no seed, answers as the kernel does for most seeds. A run that differs is run again, from the same
+        // first request (destroy all); the fake must match one of four runs whole. A fault of the fake's differs in
+        // every run.
+        let kernel = kernelReplies(ns, ops.map((o) => o.bytes));
+        let mismatches = compare(kernel);
+        for (let again = 0; again < 3 && mismatches.length > 0; again++) {
+          kernel = kernelReplies(ns, ops.map((o) => o.bytes));
+          mismatches = compare(kernel);
+        }
         if (process.env.PODNET_DIFF_DEBUG && mismatches.length > 0) {
           const first = Number(/^#(\d+)/.exec(mismatches[Number(process.env.PODNET_DIFF_DEBUG) - 1] ?? mismatches[0]!)![1]);
           console.log(ops.slice(Math.max(0, first - 400), first + 1).map((o, k) => `${Math.max(0, first - 400) + k} ${o.label}`).join('\n'));
