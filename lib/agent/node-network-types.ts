@@ -79,7 +79,8 @@ export interface NodeNetworkOptions {
   preflight?: PreflightChoice;
   /**
    * How many pods' addPod and removePod calls run at once, an integer from 1 to 1024; the others wait their turn in
-   * call order, so in a burst the first pods finish first and no step's deadline starts before its pod's turn.
+   * call order, so in a burst the first pods finish first and no step's deadline starts before its pod's turn. A
+   * removal's wait for the kernel to release the pod's nf_tables socket (nftables) comes after its turn: it is no work.
    * Default: with iptables one per CPU, with nftables libuv's pool size (UV_THREADPOOL_SIZE, default 4).
    */
   maxPodsInFlight?: number;
