@@ -1,11 +1,19 @@
 // A small benchmark harness: warm-up, several samples, median / p95 / spread, a table and JSON.
 // Every scenario times its contenders in the same process run, on the same data, so ratios are comparable
 // even on a shared, noisy machine (absolute times alone prove nothing).
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+
+/** buildReference compiles the C reference program reference/<name>.c into binDir and returns the binary's path. */
+export function buildReference(binDir, name) {
+  const bin = join(binDir, name);
+  execFileSync('cc', ['-O2', '-Wall', '-o', bin, join(BENCH_DIR, 'reference', `${name}.c`)], { stdio: 'inherit' });
+  return bin;
+}
 
 /** now returns a monotonic time in ms. */
 export function now() {

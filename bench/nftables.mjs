@@ -4,11 +4,9 @@
 // 12: 10k host addresses with pod UIDs as comments added to an ipv4_addr set: Nftables.addElement (one transaction)
 //     into a set with a size and into one without (the reference's), against `nft -f -` of the same elements into
 //     the one without and against Ipset.addMany of the same entries into a hash:ip set of the same maxelem.
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 
 import { Iptables, Ipset, Nftables, inpodRules, nftInpodRules, runInNetns } from '../dist/index.js';
-import { BENCH_DIR, interleaved, now } from './harness.mjs';
+import { buildReference, interleaved, now } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 
 /**
@@ -198,8 +196,7 @@ async function elementScenario(res, cfg, rawBin) {
 }
 
 export async function nftablesScenarios(res, cfg, binDir) {
-  const rawBin = join(binDir, 'nft_elements_raw');
-  execFileSync('cc', ['-O2', '-Wall', '-o', rawBin, join(BENCH_DIR, 'reference', 'nft_elements_raw.c')], { stdio: 'inherit' });
+  const rawBin = buildReference(binDir, 'nft_elements_raw');
   await inpodScenario(res, cfg);
   await elementScenario(res, cfg, rawBin);
 }

@@ -2,7 +2,7 @@
 // turns with the agents. Its requests are podnet's own bytes: the plain pod's in-pod tables as the nftables backend
 // prepares them, the policy rule and route in one exchange, and a probe element with a comment, each captured through
 // podnet's fake kernels (which answer as the kernel does) and written to files for the C program.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 
 import { Nftables, Rtnetlink, inpodRoute, inpodRoutingRule, nftInpodRules } from '../dist/index.js';
 import { FakeNftables, FakeRtnetlink } from '../dist/testing/index.js';
-import { BENCH_DIR } from './harness.mjs';
+import { buildReference } from './harness.mjs';
 
 /** The element's address in the captured bytes, which the C program replaces with each pod's. */
 const PLACEHOLDER = '10.255.255.254';
@@ -46,8 +46,7 @@ async function captureRequests(dir) {
  * pod(netnsPath, ip) resolves with the C program's own time for that pod (ms); close() ends it.
  */
 export async function startPodFloor(binDir, hostPath) {
-  const bin = join(binDir, 'pod_raw');
-  execFileSync('cc', ['-O2', '-Wall', '-o', bin, join(BENCH_DIR, 'reference', 'pod_raw.c')], { stdio: 'inherit' });
+  const bin = buildReference(binDir, 'pod_raw');
   const f = await captureRequests(binDir);
   const child = spawn(bin, [hostPath, f.setup, f.inpod, f.routes, f.element], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { Netns } from '../dist/index.js';
 import { encodeRequest } from '../dist/proxy/zds-messages.js';
-import { BENCH_DIR } from './harness.mjs';
+import { buildReference } from './harness.mjs';
 import { withNetns } from './netns.mjs';
 import { runForked } from './proc.mjs';
 import { withZdsPeer } from './zds-peer.mjs';
@@ -27,8 +27,7 @@ async function timeOne(fn) {
  * C peer (reference/zds_add_raw.c), `count` times; its own clock's round trips in microseconds.
  */
 function rawFloor(binDir, netnsPath, count) {
-  const bin = join(binDir, 'zds_add_raw');
-  execFileSync('cc', ['-O2', '-Wall', '-o', bin, join(BENCH_DIR, 'reference', 'zds_add_raw.c')], { stdio: 'inherit' });
+  const bin = buildReference(binDir, 'zds_add_raw');
   const dir = mkdtempSync(join(tmpdir(), 'podnet-bench-zds-raw-'));
   try {
     const addFile = join(dir, 'add.bin');

@@ -1,11 +1,10 @@
 // Entry point: `npm run bench` (full) and `npm run bench:ci` (--ci: smaller sizes, same ratios; exits non-zero
 // when a ratio misses its target by more than 3x). `--only ipset,iptables,spawn,proxy,agent,nftables,nftlist,cni,preflight,churn,enroll,exchange` runs some groups.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 
-import { BENCH_DIR, Results, now, settle } from './harness.mjs';
+import { BENCH_DIR, Results, buildReference, now, settle } from './harness.mjs';
 import { deleteAll } from './netns.mjs';
 
 const args = process.argv.slice(2);
@@ -38,8 +37,7 @@ const t0 = now();
 const res = new Results();
 const binDir = join(BENCH_DIR, 'results', 'bin');
 mkdirSync(binDir, { recursive: true });
-const cBin = join(binDir, 'ipset_raw');
-execFileSync('cc', ['-O2', '-Wall', '-o', cBin, join(BENCH_DIR, 'reference', 'ipset_raw.c')], { stdio: 'inherit' });
+const cBin = buildReference(binDir, 'ipset_raw');
 
 const groups = [
   ['ipset', async () => (await import('./ipset.mjs')).ipsetScenarios(res, cfg, cBin)],
