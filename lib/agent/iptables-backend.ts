@@ -12,6 +12,7 @@ import type { ProbeSetCommonOptions } from './probe-ownership.js';
 import { ProbeSet } from './probe-set.js';
 import {
   iptablesDrift,
+  isPlain,
   type HostRulesReport,
   type PodRulesReport,
   type PodRulesVariant,
@@ -41,6 +42,8 @@ export interface IptablesBackendOptions {
 export class IptablesBackend implements RuleBackend {
   /** name is 'iptables'. */
   readonly name = 'iptables';
+  /** A pod's rules are an iptables-restore run of several milliseconds, its other steps a fraction of one. */
+  readonly podRulesLead = true;
   readonly #o: IptablesBackendOptions;
   readonly #families: (4 | 6)[];
   readonly #ownsIpset: boolean;
@@ -48,6 +51,8 @@ export class IptablesBackend implements RuleBackend {
   #probes: ProbeSet | undefined;
   readonly #host = new Map<4 | 6, Iptables>();
   #detected: 'nft' | 'legacy' | undefined;
+  /** The in-pod rules of a pod with no variant (most pods) per family, built once: every such pod gets the same. */
+  readonly #plainPodRules = new Map<4 | 6, RuleSet>();
 
   constructor(options: IptablesBackendOptions) {
     this.#o = options;
@@ -152,14 +157,19 @@ export class IptablesBackend implements RuleBackend {
 
   // Every use of a pod's rules (add, remove, reconcile, verify) goes through here, so all see the pod's own variant.
   #podRules(family: 4 | 6, pod: PodRulesVariant): RuleSet {
+    const plain = isPlain(pod);
+    const built = plain ? this.#plainPodRules.get(family) : undefined;
+    if (built) return built;
     const r = this.#o.rules;
-    return inpodRules({
+    const rules = inpodRules({
       family,
       dnsCapture: r.dnsCapture,
       probeSource: family === 4 ? r.probeSourceV4 : r.probeSourceV6,
       ingressOnly: pod.ingressOnly ?? false,
       virtualInterfaces: pod.virtualInterfaces ?? [],
     });
+    if (plain) this.#plainPodRules.set(family, rules);
+    return rules;
   }
 
   /** Runs fn on a client of the pod's namespace per family, the host's iptables backend each. */

@@ -85,6 +85,11 @@ export interface PodRulesVariant {
   virtualInterfaces?: readonly string[];
 }
 
+/** isPlain tells whether a pod has no rule variant: it then gets the same in-pod rules as every such pod. */
+export function isPlain(pod: PodRulesVariant): boolean {
+  return pod.ingressOnly !== true && (pod.virtualInterfaces?.length ?? 0) === 0;
+}
+
 /** StepRunner runs fn as one of NodeNetwork's steps: published on `podnet:agent:step`, a failure an AgentError. */
 export type StepRunner = <T>(step: AgentStep, what: string, fn: () => Promise<T>) => Promise<T>;
 
@@ -107,6 +112,11 @@ export interface PodRemoval {
 export interface RuleBackend {
   /** name is the backend's: 'iptables' or 'nftables'. */
   readonly name: 'iptables' | 'nftables';
+  /**
+   * podRulesLead tells whether applyPod takes far longer than a pod's routing and proxy handoff (a process run),
+   * so that addPod lets the rules' request leave before it starts the other two.
+   */
+  readonly podRulesLead: boolean;
   /** open connects to the host's kernel and returns the probe sets (not yet created), running its steps by step. */
   open(step: StepRunner): Promise<ProbeOwnership>;
   /** start installs the host SNAT rules (an existing copy is replaced). */

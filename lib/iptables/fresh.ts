@@ -20,6 +20,7 @@
 import type { IptablesRestoreError } from '../errors.js';
 import { type RestoreScript, ScriptBuilder, jumpTarget, ruleLine } from './render.js';
 import type { IptablesTable, RuleSetView } from './rule-model.js';
+import type { RuleSet } from './rule-set.js';
 import type { IptablesState } from './save-parser.js';
 
 /**
@@ -46,6 +47,20 @@ export function planCreate(rules: RuleSetView): RestoreScript | undefined {
     script.block(table, [...owned.map((chain) => `-N ${chain}`), ...inside, ...outside]);
   }
   return script.build();
+}
+
+const plans = new WeakMap<RuleSet, { revision: number; script: RestoreScript | undefined }>();
+
+/**
+ * createPlanOf is planCreate of a RuleSet, kept with it until the set changes: an agent applies the same set to every
+ * new pod, and writing the script costs a third of what the client does before its run starts.
+ */
+export function createPlanOf(rules: RuleSet): RestoreScript | undefined {
+  const kept = plans.get(rules);
+  if (kept?.revision === rules.revision) return kept.script;
+  const script = planCreate(rules);
+  plans.set(rules, { revision: rules.revision, script });
+  return script;
 }
 
 /**

@@ -16,7 +16,7 @@ import { type IptablesBackend, type IptablesFamily, detectBackend, iptablesBinar
 import { Canonicalizer } from './canonical.js';
 import { canonicalCacheFor, sharedVersion } from './program-cache.js';
 import { type RestoreScript, applyPrefix, planApply, planRemove } from './render.js';
-import { KnownChains, committedBefore, planCreate, refusedForExisting, stateBeforeCreate } from './fresh.js';
+import { KnownChains, committedBefore, createPlanOf, refusedForExisting, stateBeforeCreate } from './fresh.js';
 import { planRollback } from './rollback.js';
 import { type IptablesTable, RuleSet } from './rule-set.js';
 import { type IptablesRunResult, type IptablesRunner, type IptablesStartedRun, NetnsRunner, observedRunner } from './runner.js';
@@ -132,7 +132,7 @@ export class Iptables {
     return this.#exclusive(async () => {
       // A set whose chains this client has seen in place (it wrote them, or a guess was refused for them) is not
       // guessed about again: the refused run would cost as much as the restore itself.
-      const create = this.#knownChains.some(rules) ? undefined : planCreate(rules);
+      const create = this.#knownChains.some(rules) ? undefined : createPlanOf(rules);
       let written: IptablesTable[] = [];
       if (create !== undefined) {
         const result = await this.#runner.run(this.#restoreArgv(), create.text);

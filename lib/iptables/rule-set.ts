@@ -84,6 +84,7 @@ export class RuleSet implements RuleSetView {
   #owned = new Map<IptablesTable, string[]>();
   #rules: RuleSpec[] = [];
   #error: InvalidArgumentError | undefined;
+  #revision = 0;
 
   /**
    * chain declares that this rule set owns table/name: apply creates (or flushes and refills) it, remove deletes it.
@@ -146,6 +147,11 @@ export class RuleSet implements RuleSetView {
     return table === undefined ? this.#rules : this.#rules.filter((r) => r.table === table);
   }
 
+  /** revision counts the calls made on the set: what was derived from it at another revision is stale. */
+  get revision(): number {
+    return this.#revision;
+  }
+
   /** check throws the first invalid call's InvalidArgumentError, if any. */
   check(): void {
     if (this.#error) throw this.#error;
@@ -173,6 +179,7 @@ export class RuleSet implements RuleSetView {
   }
 
   #record(fn: () => void): void {
+    this.#revision++;
     if (this.#error) return;
     try {
       fn();

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { DIAGNOSTICS_CHANNELS, IptablesRestoreError, RuleSet, inpodRules, type IptablesState } from '../../lib/index.js';
-import { committedBefore, planCreate } from '../../lib/iptables/fresh.js';
+import { committedBefore, createPlanOf, planCreate } from '../../lib/iptables/fresh.js';
 import { describePrivileged, missingBinary } from '../helpers/privileged.js';
 import { rejection } from '../helpers/rejection.js';
 import { record } from '../diagnostics/recorder.js';
@@ -45,6 +45,24 @@ describe('planCreate', () => {
       expect(planCreate(c.rules)?.text).toBe(c.text);
     });
   }
+
+  it('keeps a set plan until the set changes (createPlanOf)', () => {
+    const rules = new RuleSet().chain('nat', 'P_A').append('nat', 'PREROUTING', ['-j', 'P_A']);
+    const first = createPlanOf(rules);
+    expect(createPlanOf(rules)).toBe(first);
+    rules.append('nat', 'P_A', ['-j', 'RETURN']);
+    expect(createPlanOf(rules)?.text).toBe('*nat\n-N P_A\n-A P_A -j RETURN\n-A PREROUTING -j P_A\nCOMMIT\n');
+    // A call that records an error changes the set too: apply then throws it before any plan is used.
+    const revision = rules.revision;
+    rules.append('nat', 'P_A', ['bad\0arg']);
+    expect(rules.revision).toBe(revision + 1);
+    expect(() => rules.check()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+    // A set that cannot be planned stays so as it grows.
+    const plain = new RuleSet().chain('filter', 'P_A').append('filter', 'INPUT', ['-j', 'ACCEPT']);
+    expect(createPlanOf(plain)).toBeUndefined();
+    plain.append('filter', 'P_A', ['-j', 'RETURN']);
+    expect(createPlanOf(plain)).toBeUndefined();
+  });
 
   it('takes the tables before the failing one as committed, none when it is unknown or the first', () => {
     const rules = inpodRules({ family: 4 });
