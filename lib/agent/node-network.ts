@@ -242,12 +242,11 @@ export class NodeNetwork extends EventEmitter<NodeNetworkEvents> {
    * the pod's namespace and hands the namespace to the node proxy (with the `proxy` option; waits for its ack), the
    * three side by side (with the iptables backend, the restore process starts a loop turn before the other two), and
    * adds its IPs to the probe sets last, once all three are done, so a pod is never probed through SNAT before its
-   * rules exist and never starts without its proxy listeners. Idempotent: a second addPod
-   * changes nothing. Rejects with AgentError naming the failed step ('netns', 'inpod-rules', 'routes', 'proxy',
-   * 'probe-set'; the first of the three in that order when several fail); a failed 'proxy' step is retryable (no
-   * proxy connected yet, the proxy refused) and a retry leaves no duplicate. A failed call takes back what it put in
-   * beside the failure: the routing it created when the rules are refused, and the proxy's copy of a pod this
-   * NodeNetwork did not hold before.
+   * rules exist and never starts without its proxy listeners. Idempotent: a second addPod changes nothing. Rejects
+   * with AgentError naming the failed step ('netns', 'inpod-rules', 'routes', 'proxy', 'probe-set'; the first of the
+   * three in that order when several fail); a failed 'proxy' step is retryable (no proxy connected yet, the proxy
+   * refused) and a retry leaves no duplicate. A failed call takes back what it put in beside the failure: the routing
+   * it created when the rules are refused, and the proxy's copy of a pod this NodeNetwork did not hold before.
    */
   async addPod(pod: PodInfo): Promise<void> {
     const p = checkPod(pod, 'pod', this.#proxy !== undefined);
