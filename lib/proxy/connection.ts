@@ -103,6 +103,14 @@ export class ZdsConnection {
    * answer the next request), `EPIPE`/`ECONNRESET`, `ERR_PROXY_PROTOCOL`.
    */
   request(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext): Promise<string> {
+    // With nothing ahead of it the request goes out now, without the queue's bookkeeping: a ZDS round trip is two
+    // wake-ups across processes and little else, so every promise and timer on its way shows in it.
+    if (this.#inFlight === 0) {
+      this.#inFlight++;
+      const run = this.#exchange(bytes, fd, context, this.#timeoutMs);
+      this.#tail = run;
+      return run;
+    }
     // The deadline covers the whole call, its wait behind earlier requests included.
     const deadline = performance.now() + this.#timeoutMs;
     const ticket = { started: false, abandoned: false };
@@ -112,12 +120,13 @@ export class ZdsConnection {
         return Promise.resolve('');
       }
       ticket.started = true;
-      return this.#exchange(bytes, fd, context, deadline);
+      // What the call has left of its deadline (at least 1 ms: a request that reached the front is sent).
+      return this.#exchange(bytes, fd, context, Math.max(1, Math.ceil(deadline - performance.now())));
     };
-    const run = this.#inFlight === 0 ? start() : this.#tail.then(start);
+    // The request ahead may fail or succeed: this one goes next either way.
+    const run = this.#tail.then(start, start);
     this.#inFlight++;
-    this.#tail = run.catch(() => undefined);
-    if (ticket.started) return run;
+    this.#tail = run;
     return new Promise<string>((resolve, reject) => {
       // Still queued at the deadline: the request is never sent, so the connection is not at fault and stays.
       const timer = setTimeout(() => {
@@ -145,43 +154,51 @@ export class ZdsConnection {
     if (ackError !== '') throw new ProxyAckError(ackError, { ...context, path: this.#socket.path });
   }
 
-  async #exchange(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext, deadline: number): Promise<string> {
-    try {
-      return await this.#sendAndAwaitAck(bytes, fd, { ...context, path: this.#socket.path }, deadline);
-    } finally {
+  /**
+   * exchange sends one request (counted in #inFlight by the caller) and settles with its ack, within leftMs. The
+   * request leaves the count when it settles, so the next one finds it gone.
+   */
+  #exchange(bytes: Uint8Array, fd: number | undefined, context: ProxyErrorContext, leftMs: number): Promise<string> {
+    const ctx = { ...context, path: this.#socket.path };
+    if (this.#ended) {
       this.#inFlight--;
+      return Promise.reject(this.#lost(ctx));
     }
-  }
-
-  async #sendAndAwaitAck(bytes: Uint8Array, fd: number | undefined, ctx: ProxyErrorContext, deadline: number): Promise<string> {
-    if (this.#ended) throw this.#lost(ctx);
-    // What the call has left of its deadline (at least 1 ms: a request that reached the front is sent).
-    const left = Math.max(1, Math.ceil(deadline - performance.now()));
-    const acked = new Promise<string>((resolve, reject) => {
-      this.#waiter = { resolve, reject, context: ctx };
-    });
-    // The waiter is in place before the send: an ack may be read before send() resolves.
-    const timer = setTimeout(() => {
-      const err = new ProxyError(`node proxy sent no ack for ${describe(ctx)} within ${this.#timeoutMs} ms`, 'ETIMEDOUT', {
-        ...ctx,
-        errno: ETIMEDOUT,
-        syscall: 'recvmsg',
+    return new Promise<string>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settled = (): void => {
+        clearTimeout(timer);
+        this.#waiter = undefined;
+        this.#inFlight--;
+      };
+      // The waiter is in place before the send: an ack may be read before send() resolves.
+      this.#waiter = {
+        resolve: (ackError) => {
+          settled();
+          resolve(ackError);
+        },
+        reject: (err) => {
+          settled();
+          reject(err);
+        },
+        context: ctx,
+      };
+      // bytes come from encodeRequest and fd from a Netns handle of the server's own: nothing to check again. A
+      // failed send ends the connection, which rejects the waiter with it.
+      sendPrepared(this.#socket, bytes, fd === undefined ? [] : [fd], leftMs).catch((err: unknown) => {
+        const failure = asProxyError(err, ctx);
+        this.end({ reason: (err as { code?: unknown }).code === 'ETIMEDOUT' ? 'timeout' : 'error', error: failure });
       });
-      this.end({ reason: 'timeout', error: err });
-    }, left);
-    try {
-      // bytes come from encodeRequest and fd from a Netns handle of the server's own: nothing to check again.
-      await sendPrepared(this.#socket, bytes, fd === undefined ? [] : [fd], left);
-    } catch (err) {
-      const failure = asProxyError(err, ctx);
-      this.end({ reason: (err as { code?: unknown }).code === 'ETIMEDOUT' ? 'timeout' : 'error', error: failure });
-    }
-    try {
-      return await acked;
-    } finally {
-      clearTimeout(timer);
-      this.#waiter = undefined;
-    }
+      // Armed after the send, while the proxy reads the request.
+      timer = setTimeout(() => {
+        const err = new ProxyError(`node proxy sent no ack for ${describe(ctx)} within ${this.#timeoutMs} ms`, 'ETIMEDOUT', {
+          ...ctx,
+          errno: ETIMEDOUT,
+          syscall: 'recvmsg',
+        });
+        this.end({ reason: 'timeout', error: err });
+      }, leftMs);
+    });
   }
 
   async #read(): Promise<void> {
