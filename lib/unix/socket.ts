@@ -137,11 +137,19 @@ export function sendPrepared(socket: SeqpacketSocket, bytes: Uint8Array, fds: nu
 
 /**
  * receivePrepared is receive() for podnet's own callers, with checked limits and no caller stack (see sendPrepared).
+ * A message without fds is the addon's own object, passed on as it came: the ZDS reader takes every ack this way,
+ * and a wrapping async step cost each one a promise and a turn of the microtask queue.
  */
-export async function receivePrepared(socket: SeqpacketSocket, maxBytes: number, maxFds: number, timeoutMs: number): Promise<ReceivedMessage | null> {
-  const raw = await live(socket).receive(maxBytes, maxFds, timeoutMs);
-  if (raw === null) return null;
-  return { data: raw.data, fds: raw.fds.map(adoptReceivedFd) };
+export function receivePrepared(socket: SeqpacketSocket, maxBytes: number, maxFds: number, timeoutMs: number): Promise<ReceivedMessage | null> {
+  let raw: ReturnType<RawSeqpacketSocketHandle['receive']>;
+  try {
+    raw = live(socket).receive(maxBytes, maxFds, timeoutMs);
+  } catch (err) {
+    return Promise.reject(err); // a closed socket: a rejection, as from receive()
+  }
+  // With maxFds 0 the kernel's fds are refused (ERR_UNIX_CTRUNC), so the addon's fds array is always empty.
+  if (maxFds === 0) return raw as unknown as Promise<ReceivedMessage | null>;
+  return raw.then((m) => (m === null ? null : { data: m.data, fds: m.fds.map(adoptReceivedFd) }));
 }
 
 /** socketFromHandle wraps a connected handle (an accepted connection); the socket owns it from then on. */
