@@ -88,9 +88,11 @@ function shortUid(uid: string): string {
   return `'${uid.length > 64 ? `${uid.slice(0, 64)}...` : uid}'`;
 }
 
-/** checkSize refuses bytes over ZDS_MAX_MESSAGE_BYTES, naming the longest of the given string fields. */
-function checkSize(bytes: Uint8Array, what: string, messageType: string, fields: Record<string, string>): Uint8Array {
-  if (bytes.length <= ZDS_MAX_MESSAGE_BYTES) return bytes;
+/**
+ * tooLarge is the error for bytes over ZDS_MAX_MESSAGE_BYTES, naming the longest of the given string fields (made
+ * only then: an add is encoded twice per pod, and its message text and fields would be made for nothing).
+ */
+function tooLarge(bytes: Uint8Array, what: string, messageType: string, fields: Record<string, string>): ZdsError {
   let field: string | undefined;
   let fieldBytes = -1;
   for (const [name, text] of Object.entries(fields)) {
@@ -98,7 +100,7 @@ function checkSize(bytes: Uint8Array, what: string, messageType: string, fields:
     if (n > fieldBytes) [field, fieldBytes] = [name, n];
   }
   const longest = field === undefined ? '' : ` (its longest field is '${field}', ${fieldBytes} bytes)`;
-  throw new ZdsError(
+  return new ZdsError(
     `ZDS ${what} is ${bytes.length} bytes, over the limit of ${ZDS_MAX_MESSAGE_BYTES}${longest}`,
     'ERR_ZDS_MESSAGE_TOO_LARGE',
     { messageType, size: bytes.length, limit: ZDS_MAX_MESSAGE_BYTES, field },
@@ -120,15 +122,17 @@ export function encodeRequest(req: ZdsRequest): Uint8Array {
       const name = checkText('req.workload.name', w.name);
       const namespace = checkText('req.workload.namespace', w.namespace);
       const serviceAccount = checkText('req.workload.serviceAccount', w.serviceAccount, true);
-      const fields = { uid, 'workload.name': name, 'workload.namespace': namespace, 'workload.serviceAccount': serviceAccount };
       const bytes = addWorkloadBytes(uid, name, namespace, serviceAccount);
-      return checkSize(bytes, `add message for uid ${shortUid(uid)}`, type, fields);
+      if (bytes.length <= ZDS_MAX_MESSAGE_BYTES) return bytes;
+      const fields = { uid, 'workload.name': name, 'workload.namespace': namespace, 'workload.serviceAccount': serviceAccount };
+      throw tooLarge(bytes, `add message for uid ${shortUid(uid)}`, type, fields);
     }
     case 'keep':
     case 'del': {
       const uid = checkText('req.uid', r.uid);
       const bytes = r.kind === 'keep' ? keepWorkloadBytes(uid) : delWorkloadBytes(uid);
-      return checkSize(bytes, `${r.kind} message for uid ${shortUid(uid)}`, type, { uid });
+      if (bytes.length <= ZDS_MAX_MESSAGE_BYTES) return bytes;
+      throw tooLarge(bytes, `${r.kind} message for uid ${shortUid(uid)}`, type, { uid });
     }
     case 'snapshotSent':
       return snapshotSentBytes();
@@ -152,7 +156,9 @@ export function encodeAck(error = ''): Uint8Array {
   if (typeof error !== 'string') throw invalidType('error', 'a string', error);
   if (LONE_SURROGATE.test(error)) throw invalidValue('error', 'a string without lone surrogates', error);
   const msg = create(WorkloadResponseSchema, { payload: { case: 'ack', value: { error } } });
-  return checkSize(toBinary(WorkloadResponseSchema, msg), 'ack message', WorkloadResponseSchema.typeName, { 'ack.error': error });
+  const bytes = toBinary(WorkloadResponseSchema, msg);
+  if (bytes.length <= ZDS_MAX_MESSAGE_BYTES) return bytes;
+  throw tooLarge(bytes, 'ack message', WorkloadResponseSchema.typeName, { 'ack.error': error });
 }
 
 function wireTypeOf(field: DescMessage['fields'][number]): WireType | undefined {
