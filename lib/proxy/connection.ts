@@ -166,7 +166,9 @@ export class ZdsConnection {
     }
     return new Promise<string>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
+      let done = false;
       const settled = (): void => {
+        done = true;
         clearTimeout(timer);
         this.#waiter = undefined;
         this.#inFlight--;
@@ -189,7 +191,8 @@ export class ZdsConnection {
         const failure = asProxyError(err, ctx);
         this.end({ reason: (err as { code?: unknown }).code === 'ETIMEDOUT' ? 'timeout' : 'error', error: failure });
       });
-      // Armed after the send, while the proxy reads the request.
+      // Armed after the send, while the proxy reads the request (and only if nothing settled the request yet).
+      if (done) return;
       timer = setTimeout(() => {
         const err = new ProxyError(`node proxy sent no ack for ${describe(ctx)} within ${this.#timeoutMs} ms`, 'ETIMEDOUT', {
           ...ctx,
