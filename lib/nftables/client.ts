@@ -194,7 +194,10 @@ export class Nftables extends NetlinkClient<RawNftablesHandle> {
   /**
    * elements lists a set's elements with their comments (ENOENT when the table or set is missing): a map's with
    * their `data`; an interval set's as the ranges `nft list` prints (`10.0.0.0/24`, `10.1.0.1-10.1.0.5`), in key
-   * order, the kernel's range-end elements merged into them. It also asks for the set, to know its kind.
+   * order, the kernel's range-end elements merged into them. It also asks for the set, to know its kind. A dump
+   * the kernel flags interrupted is taken again, and so is one that lists a key twice: a hash set whose table the
+   * kernel grows between two dump datagrams (after many adds, without a new generation) comes out repeating some
+   * elements and missing as many. Rejects with PodnetSystemError EAGAIN after five such dumps in a row.
    */
   async elements(table: NftTableRef, set: string): Promise<NftElement[]> {
     const t = checkTable(table);
@@ -213,7 +216,9 @@ export class Nftables extends NetlinkClient<RawNftablesHandle> {
    * InvalidArgumentError on bad arguments and ERR_NFTABLES_CLOSED after close() when iteration begins; rejects with
    * NftablesError ENOENT when the table or set is missing, and with PodnetSystemError EAGAIN when the set changed
    * during the dump so that the kernel flagged it interrupted (elements already yielded may have missed or repeated
-   * some: list again).
+   * some: list again). A stream keeps no record of the keys it yielded, so the one inconsistency the kernel does not
+   * flag passes through it: a hash set the kernel grows while it is streamed (right after many adds) may yield some
+   * elements twice and miss as many. elements() takes such a listing again.
    */
   async *elementsStream(table: NftTableRef, set: string, options: { chunk?: number } = {}): AsyncGenerator<NftElement, void, undefined> {
     const t = checkTable(table);

@@ -201,7 +201,8 @@ ErrorInfo Engine::Dump(const uint8_t* bytes, size_t len, uint32_t seq, int* repl
 }
 
 ErrorInfo Engine::DumpWhole(Writer& w, const std::string& what, const std::function<void(uint32_t seq)>& encode,
-                            const std::function<void()>& reset, int* replyError, const MessageFn& onMessage) {
+                            const std::function<void()>& reset, int* replyError, const MessageFn& onMessage,
+                            const std::function<bool()>& consistent) {
   *replyError = 0;
   for (int i = 0; i < kDumpAttempts; i++) {
     reset();
@@ -213,11 +214,13 @@ ErrorInfo Engine::DumpWhole(Writer& w, const std::string& what, const std::funct
       reset();
       return err;
     }
-    if (!dumpInterrupted_) return ErrorInfo{};
+    if (!dumpInterrupted_ && (!consistent || consistent())) return ErrorInfo{};
   }
   reset();
   ErrorInfo err = SystemError(EAGAIN, "recv");
-  err.message = what + " was interrupted by changes " + std::to_string(kDumpAttempts) + " times in a row";
+  std::string times = std::to_string(kDumpAttempts) + " times in a row";
+  err.message = consistent ? what + " was inconsistent " + times + " (interrupted by changes, or listing an object twice)"
+                           : what + " was interrupted by changes " + times;
   return err;
 }
 

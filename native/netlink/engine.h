@@ -71,9 +71,12 @@ class Engine {
   // kDumpAttempts in a row were interrupted; what names the dump in that error
   // ("rtnetlink dump of routes"). Whenever it returns an error or a non-zero
   // *replyError, reset has emptied the output: a failed dump hands on
-  // nothing of what it decoded.
+  // nothing of what it decoded. consistent, when given, checks a dump the
+  // kernel did not flag (a set's elements, each listed once): one it finds
+  // inconsistent is taken again, as an interrupted one is.
   ErrorInfo DumpWhole(Writer& w, const std::string& what, const std::function<void(uint32_t seq)>& encode,
-                      const std::function<void()>& reset, int* replyError, const MessageFn& onMessage);
+                      const std::function<void()>& reset, int* replyError, const MessageFn& onMessage,
+                      const std::function<bool()>& consistent = nullptr);
 
   // Cursor-style dumps: StartDump sends, NextDumpDatagram reads one datagram
   // and feeds its messages; *done turns true at NLMSG_DONE or error.

@@ -4,6 +4,9 @@
 #include <linux/netlink.h>
 #include <string.h>
 
+#include <string_view>
+#include <unordered_set>
+
 #include "netlink/dump_result.h"
 #include "netlink/session_lock.h"
 #include "nftables/codec.h"
@@ -219,7 +222,7 @@ ErrorInfo Session::Run(const std::vector<Op>& ops, uint32_t genId) {
 
 template <typename Fn>
 ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t seq)>& encode, Fn&& onMessage,
-                           const std::function<void()>& reset) {
+                           const std::function<void()>& reset, const std::function<bool()>& consistent) {
   ErrorInfo primed = PrimeDumps();
   if (primed.failed()) return primed;
   int kerr = 0;
@@ -229,7 +232,8 @@ ErrorInfo Session::DumpAll(const char* what, const std::function<void(uint32_t s
         const char* why = "";
         if (!onMessage(engine_.message_type(), p, n, &why)) return Malformed(what, why);
         return ErrorInfo{};
-      });
+      },
+      consistent);
   if (err.failed()) return err;
   if (kerr != 0) return KernelError(kerr, what);
   return ErrorInfo{};
@@ -276,6 +280,22 @@ ErrorInfo Session::Rules(uint8_t family, const std::string& table, std::vector<R
       Collect(MsgType(NFT_MSG_NEWRULE), DecodeRule, out, raw), [&] { out->clear(), raw->clear(); });
 }
 
+// Whether no key is listed twice (an interval's end apart from a start with the same key). The kernel dumps a
+// set a datagram at a time, each time walking it again and skipping as many elements as it sent before; a hash
+// set whose table grew between two of those walks (the kernel resizes it in a worker, after the adds, without a
+// new generation) comes out in another order, some elements listed twice and as many not at all, and no
+// NLM_F_DUMP_INTR says so. A repeated key is how such a listing shows.
+static bool EachKeyOnce(const std::vector<Element>& elements) {
+  std::unordered_set<std::string_view> starts, ends;
+  starts.reserve(elements.size());
+  for (const Element& e : elements) {
+    auto& seen = (e.flags & NFT_SET_ELEM_INTERVAL_END) ? ends : starts;
+    std::string_view key(reinterpret_cast<const char*>(e.key.data()), e.key.size());
+    if (!seen.insert(key).second) return false;
+  }
+  return true;
+}
+
 ErrorInfo Session::Elements(uint8_t family, const std::string& table, const std::string& set,
                             std::vector<Element>* out) {
   return DumpAll(
@@ -286,7 +306,7 @@ ErrorInfo Session::Elements(uint8_t family, const std::string& table, const std:
         std::string t, s;
         return DecodeElements(p, n, &fam, &t, &s, out, why);
       },
-      [&] { out->clear(); });
+      [&] { out->clear(); }, [&] { return EachKeyOnce(*out); });
 }
 
 ErrorInfo Session::StartElements(uint8_t family, const std::string& table, const std::string& set) {

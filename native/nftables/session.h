@@ -85,7 +85,7 @@ class Session {
                    Decode&& decode, bool* found, T* out);
   template <typename Fn>
   ErrorInfo DumpAll(const char* what, const std::function<void(uint32_t seq)>& encode, Fn&& onMessage,
-                    const std::function<void()>& reset);
+                    const std::function<void()>& reset, const std::function<bool()>& consistent = nullptr);
 
   // Asks for the generation when primeDumps and nothing was received yet.
   ErrorInfo PrimeDumps();

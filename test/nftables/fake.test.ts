@@ -157,12 +157,58 @@ describe('FakeNftables', () => {
     again.close();
   });
 
+  it('rehashDuringNextDump: the dump repeats some elements and misses as many, unflagged; elements() lists again and gets them whole', async () => {
+    const { fake, nft } = await world(new FakeNftables({ dumpPageSize: 1024 }));
+    const many = Array.from({ length: 200 }, (_, i) => ({ address: `10.9.0.${i}`, comment: `pod-${i}` }));
+    await nft.addElement(T, 'probes', many);
+    const all = [...many, { address: '10.244.0.5', comment: 'uid-a' }, { address: '10.244.0.6', comment: undefined }];
+    const sorted = (list: { address: string }[]) => list.map((e) => e.address).sort();
+
+    // A stream yields what the kernel sends, as it comes: here the rehash shows.
+    fake.rehashDuringNextDump({ message: 'getsetelem' });
+    const streamed: string[] = [];
+    for await (const e of nft.elementsStream(T, 'probes')) streamed.push(e.address);
+    expect(streamed).toHaveLength(all.length);
+    const repeated = streamed.filter((a, i) => streamed.indexOf(a) !== i);
+    expect(repeated.length).toBeGreaterThan(0);
+    expect(all.filter((e) => !streamed.includes(e.address))).toHaveLength(repeated.length);
+
+    // elements() takes the dump again when a key comes twice.
+    const dumps: number[] = [];
+    const GETSETELEM = (10 << 8) | 13;
+    const watched = await Nftables.open({
+      netlink: { exchange: (req: Uint8Array) => (Buffer.from(req).readUInt16LE(4) === GETSETELEM && dumps.push(Buffer.from(req).readUInt16LE(6)), fake.exchange(req)) },
+    });
+    fake.rehashDuringNextDump();
+    const listed = await watched.elements(T, 'probes');
+    expect(sorted(listed)).toEqual(sorted(all));
+    expect(listed).toHaveLength(all.length);
+    expect(dumps.filter((flags) => (flags & 0x300) === 0x300)).toHaveLength(2);
+    expect(fake.pendingFaults).toBe(0);
+    watched.close();
+    nft.close();
+  });
+
+  it('elements() rejects with EAGAIN, naming the repeats, when every one of five dumps lists a key twice, and lists whole after', async () => {
+    const { fake, nft } = await world(new FakeNftables({ dumpPageSize: 1024 }));
+    await nft.addElement(T, 'probes', Array.from({ length: 100 }, (_, i) => ({ address: `10.9.1.${i}` })));
+    for (let i = 0; i < 5; i++) fake.rehashDuringNextDump();
+    const err = await nft.elements(T, 'probes').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PodnetSystemError);
+    expect(err).toMatchObject({ code: 'EAGAIN', operation: 'elements' });
+    expect((err as Error).message).toContain('listing an object twice');
+    expect(fake.pendingFaults).toBe(0);
+    expect(await nft.elements(T, 'probes')).toHaveLength(102);
+    nft.close();
+  });
+
   it('refuses bad fault arguments with InvalidArgumentError', () => {
     const fake = new FakeNftables();
     expect(() => fake.failNext(0)).toThrow(InvalidArgumentError);
     expect(() => fake.failNext(2, { message: 'nosuch' as never })).toThrow(InvalidArgumentError);
     expect(() => fake.truncateNextReply(-1)).toThrow(InvalidArgumentError);
     expect(() => fake.dropNextReply({ table: 5 as never })).toThrow(InvalidArgumentError);
+    expect(() => fake.rehashDuringNextDump({ message: 'nosuch' as never })).toThrow(InvalidArgumentError);
     expect(fake.pendingFaults).toBe(0);
     fake.failNext(2);
     fake.clearFaults();

@@ -36,7 +36,7 @@ function checkUint(name: string, value: unknown, max: number): number | undefine
 
 /**
  * FakeNftables implements NetlinkPeer with an in-memory nf_tables kernel. State is read with `dump()`; faults are
- * scheduled with `failNext`, `dropNextReply` and `truncateNextReply`. The constructor throws InvalidArgumentError on
+ * scheduled with `failNext`, `dropNextReply`, `truncateNextReply` and `rehashDuringNextDump`. The constructor throws InvalidArgumentError on
  * bad options.
  */
 export class FakeNftables extends FaultInjectingPeer<NftFaultMatch, MessageInfo> implements NetlinkPeer {
@@ -66,13 +66,28 @@ export class FakeNftables extends FaultInjectingPeer<NftFaultMatch, MessageInfo>
       if (f?.kind === 'truncate') truncate = f.bytes ?? null;
       if (f) break;
     }
-    const replies = this.#kernel.handle(request, (msg) => {
-      const f = this.takeFault(describe(msg), ['error']);
-      return f?.kind === 'error' ? Math.abs(f.errno) : undefined;
-    });
+    const replies = this.#kernel.handle(
+      request,
+      (msg) => {
+        const f = this.takeFault(describe(msg), ['error']);
+        return f?.kind === 'error' ? Math.abs(f.errno) : undefined;
+      },
+      (msg) => this.takeFault(describe(msg), ['rehash']) !== undefined,
+    );
     if (drop) return [];
     if (truncate !== undefined) truncateFirst(replies, truncate);
     return replies;
+  }
+
+  /**
+   * rehashDuringNextDump has the set of the next (matching) element dump grow its hash table after the dump's first
+   * datagram, as the kernel resizes a hash set in a worker some time after adds: each later datagram is walked in
+   * the new order, skipping as many elements as were sent, so the listing repeats some elements and misses as many,
+   * with no NLM_F_DUMP_INTR (the generation is unchanged). A set that fits one datagram is listed whole. Throws
+   * InvalidArgumentError on a bad matcher.
+   */
+  rehashDuringNextDump(match?: NftFaultMatch): void {
+    this.schedule({ kind: 'rehash', match: match ?? {} });
   }
 
   /** dump returns a frozen snapshot of every table, chain, rule, set and element; later changes do not alter it. */

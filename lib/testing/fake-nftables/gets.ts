@@ -17,6 +17,8 @@ export interface GetContext {
   pageSize: number;
   procPid: number;
   procName: string;
+  /** An element dump's set is rehashed after the first datagram (FakeNftables.rehashDuringNextDump). */
+  rehash?: boolean;
 }
 
 /** What a GET answered: datagrams, whether an ACK may follow (dumps are never acknowledged), and an error after them. */
@@ -84,9 +86,19 @@ function elementDump(ctx: GetContext, req: Request): Uint8Array[] {
     batch = [];
     size = head;
   };
-  for (const e of s.elements.values()) {
-    const a = elementAttr(e);
-    if (size + a.byteLength > ctx.pageSize && batch.length) flush();
+  // The kernel fills each datagram in a walk of its own that skips as many elements as the walks before it sent. A
+  // hash set whose table grew in between is walked in another order from the second datagram on: the fake's rehash
+  // reverses it, so some elements come twice and as many not at all, with no NLM_F_DUMP_INTR (the generation stays).
+  let order = [...s.elements.values()];
+  for (let sent = 0; sent < order.length; sent++) {
+    let a = elementAttr(order[sent]!);
+    if (size + a.byteLength > ctx.pageSize && batch.length) {
+      flush();
+      if (ctx.rehash && out.length === 1) {
+        order = order.reverse();
+        a = elementAttr(order[sent]!);
+      }
+    }
     batch.push(a);
     size += a.byteLength;
   }

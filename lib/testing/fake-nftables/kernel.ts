@@ -19,6 +19,7 @@ import {
   NFT_MSG,
   NFT_MSG_MAX,
   NLM_F_ACK,
+  NLM_F_DUMP,
   NLM_F_REQUEST,
   NLMSG_HDRLEN,
   NLMSG_MIN_TYPE,
@@ -44,6 +45,9 @@ export interface KernelOptions {
 /** What the fault layer may do to one message: fail it with an errno instead of running it. */
 export type MessageHook = (msg: NlMsg) => number | undefined;
 
+/** Whether the fault layer has the set of this element dump rehashed after its first datagram (see elementDump). */
+export type DumpHook = (msg: NlMsg) => boolean;
+
 export class NftKernel {
   readonly state: State;
 
@@ -56,19 +60,19 @@ export class NftKernel {
   }
 
   /** handle answers the bytes of one sendmsg with the datagrams recvmsg would return. */
-  handle(request: Uint8Array, hook?: MessageHook): Uint8Array[] {
+  handle(request: Uint8Array, hook?: MessageHook, rehash?: DumpHook): Uint8Array[] {
     const msgs = splitMessages(request);
     const first = msgs[0];
     if (!first) return [];
     if (first.type === NFNL_MSG_BATCH_BEGIN) return this.#batch(request, msgs, hook);
-    return msgs.flatMap((m) => this.#single(m, hook));
+    return msgs.flatMap((m) => this.#single(m, hook, rehash));
   }
 
   #error(msg: NlMsg, f: Failure | number): Uint8Array {
     return errorReply(msg, this.replyTo(msg), typeof f === 'number' ? { errno: f } : f.error);
   }
 
-  #single(msg: NlMsg, hook?: MessageHook): Uint8Array[] {
+  #single(msg: NlMsg, hook?: MessageHook, rehash?: DumpHook): Uint8Array[] {
     const wantsAck = (msg.flags & NLM_F_ACK) !== 0;
     const acked = (): Uint8Array[] => (wantsAck ? [ack(msg, this.replyTo(msg))] : []);
     if (!(msg.flags & NLM_F_REQUEST) || msg.type < NLMSG_MIN_TYPE) return acked();
@@ -82,7 +86,14 @@ export class NftKernel {
     if (sub !== NFNL_SUBSYS_NFTABLES || cmd >= NFT_MSG_MAX || BATCH_ONLY.has(cmd) || cmd > NFT_MSG.GETGEN) {
       return [this.#error(msg, E.EINVAL)];
     }
-    const ctx: GetContext = { state: this.state, to: this.replyTo(msg), pageSize: this.opts.pageSize, procPid: this.opts.procPid, procName: this.opts.procName };
+    const ctx: GetContext = {
+      state: this.state,
+      to: this.replyTo(msg),
+      pageSize: this.opts.pageSize,
+      procPid: this.opts.procPid,
+      procName: this.opts.procName,
+      rehash: cmd === NFT_MSG.GETSETELEM && (msg.flags & NLM_F_DUMP) === NLM_F_DUMP && (rehash?.(msg) ?? false),
+    };
     try {
       const answer = get(ctx, req, cmd);
       if (answer.error) return [...answer.datagrams, this.#error(msg, answer.error)];

@@ -11,7 +11,8 @@ import { checkErrno, checkTruncation } from './peer-options.js';
 export type KernelFault<Match> =
   | { kind: 'error'; errno: number; match: Match }
   | { kind: 'drop'; match: Match }
-  | { kind: 'truncate'; bytes: number | undefined; match: Match };
+  | { kind: 'truncate'; bytes: number | undefined; match: Match }
+  | { kind: 'rehash'; match: Match };
 
 /** numberOf looks a lower-case message or command name up in a table of kernel constants; undefined if absent. */
 export function numberOf(table: Readonly<Record<string, number>>, name: string): number | undefined {
@@ -82,6 +83,15 @@ export abstract class FaultInjectingPeer<Match extends object, Request> {
    */
   truncateNextReply(bytes?: number, match?: Match): void {
     this.#faults.add({ kind: 'truncate', bytes: checkTruncation(bytes), match: this.#match(match) });
+  }
+
+  /**
+   * schedule queues a fault of a kind only some fakes have, with its matcher checked. Throws InvalidArgumentError on
+   * a bad matcher.
+   * @internal
+   */
+  protected schedule(fault: KernelFault<Match>): void {
+    this.#faults.add({ ...fault, match: this.#match(fault.match) });
   }
 
   /** pendingFaults is how many scheduled faults have not fired yet. */
