@@ -219,8 +219,9 @@ ErrorInfo Engine::DumpWhole(Writer& w, const std::string& what, const std::funct
   reset();
   ErrorInfo err = SystemError(EAGAIN, "recv");
   std::string times = std::to_string(kDumpAttempts) + " times in a row";
-  err.message = consistent ? what + " was inconsistent " + times + " (interrupted by changes, or listing an object twice)"
-                           : what + " was interrupted by changes " + times;
+  err.message = consistent
+                    ? what + " was inconsistent " + times + " (interrupted by changes, or listing an object twice)"
+                    : what + " was interrupted by changes " + times;
   return err;
 }
 

@@ -36,8 +36,8 @@ function checkUint(name: string, value: unknown, max: number): number | undefine
 
 /**
  * FakeNftables implements NetlinkPeer with an in-memory nf_tables kernel. State is read with `dump()`; faults are
- * scheduled with `failNext`, `dropNextReply`, `truncateNextReply` and `rehashDuringNextDump`. The constructor throws InvalidArgumentError on
- * bad options.
+ * scheduled with `failNext`, `dropNextReply`, `truncateNextReply` and `rehashDuringNextDump`. The constructor throws
+ * InvalidArgumentError on bad options.
  */
 export class FakeNftables extends FaultInjectingPeer<NftFaultMatch, MessageInfo> implements NetlinkPeer {
   readonly #kernel: NftKernel;
