@@ -26,6 +26,9 @@ async function rejection(p: Promise<unknown>): Promise<NftablesError> {
 }
 
 const byAddress = <E extends { address: string }>(xs: E[]): E[] => [...xs].sort((a, b) => a.address.localeCompare(b.address));
+/** n IPv4 elements, each with a 45-byte comment: 3000 of them pass the default send buffer and span dump datagrams. */
+const commentedElements = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, comment: `pod-${i}-${'x'.repeat(40)}` }));
 
 export function nftablesContract(name: string, backend: () => NftablesBackend): void {
   describe(`nftables contract: ${name}`, () => {
@@ -326,7 +329,7 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
       it('adds 3000 commented elements in one batch (past the default 212 KiB send buffer) and lists them whole, over several dump datagrams', async () => {
         // A set with a size: the kernel sizes its hash up front, so this listing is about the datagrams alone.
         await nft.run(nft.transaction().addSet({ family: 'inet', table: T.name, name: 'sized', type: 'ipv4_addr', size: 4096 }));
-        const many = Array.from({ length: 3000 }, (_, i) => ({ address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, comment: `pod-${i}-${'x'.repeat(40)}` }));
+        const many = commentedElements(3000);
         await nft.addElement(T, 'sized', many);
         const listed = await nft.elements(T, 'sized');
         expect(listed).toHaveLength(3000);
@@ -337,7 +340,7 @@ export function nftablesContract(name: string, backend: () => NftablesBackend): 
         // The kernel grows an unsized set's hash in a worker after the adds; a dump that meets the resize between
         // two datagrams repeats some elements and misses as many (seen once under ASan). elements() takes such a
         // dump again, so the listing is whole whenever the resize runs.
-        const many = Array.from({ length: 3000 }, (_, i) => ({ address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, comment: `pod-${i}-${'x'.repeat(40)}` }));
+        const many = commentedElements(3000);
         await nft.addElement(T, 'v4', many);
         const listed = await nft.elements(T, 'v4');
         expect(listed).toHaveLength(3000);

@@ -8,6 +8,20 @@ import { FakeNftables } from '../../lib/testing/index.js';
 
 const T: NftTableRef = { family: 'inet', name: 'istio-ambient-nat' };
 
+const GETSET = (10 << 8) | 10;
+const GETSETELEM = (10 << 8) | 13;
+
+/** A peer that passes each request to fake and records its type, flags and bytes in `seen`. */
+function recording(fake: FakeNftables): { netlink: { exchange: (req: Uint8Array) => Uint8Array[] }; seen: { type: number; flags: number; bytes: Buffer }[] } {
+  const seen: { type: number; flags: number; bytes: Buffer }[] = [];
+  const exchange = (req: Uint8Array) => {
+    const bytes = Buffer.from(req);
+    seen.push({ type: bytes.readUInt16LE(4), flags: bytes.readUInt16LE(6), bytes });
+    return fake.exchange(req);
+  };
+  return { netlink: { exchange }, seen };
+}
+
 async function world(fake = new FakeNftables(), timeoutMs = 5000): Promise<{ fake: FakeNftables; nft: Nftables }> {
   const nft = await Nftables.open({ netlink: fake, timeoutMs });
   await nft.run(
@@ -174,16 +188,13 @@ describe('FakeNftables', () => {
     expect(all.filter((e) => !streamed.includes(e.address))).toHaveLength(repeated.length);
 
     // elements() takes the dump again when a key comes twice.
-    const dumps: number[] = [];
-    const GETSETELEM = (10 << 8) | 13;
-    const watched = await Nftables.open({
-      netlink: { exchange: (req: Uint8Array) => (Buffer.from(req).readUInt16LE(4) === GETSETELEM && dumps.push(Buffer.from(req).readUInt16LE(6)), fake.exchange(req)) },
-    });
+    const { netlink, seen } = recording(fake);
+    const watched = await Nftables.open({ netlink });
     fake.rehashDuringNextDump();
     const listed = await watched.elements(T, 'probes');
     expect(sorted(listed)).toEqual(sorted(all));
     expect(listed).toHaveLength(all.length);
-    expect(dumps.filter((flags) => (flags & 0x300) === 0x300)).toHaveLength(2);
+    expect(seen.filter((r) => r.type === GETSETELEM && (r.flags & 0x300) === 0x300)).toHaveLength(2);
     expect(fake.pendingFaults).toBe(0);
     watched.close();
     nft.close();
@@ -219,11 +230,8 @@ describe('FakeNftables', () => {
     const fake = new FakeNftables();
     const { nft } = await world(fake);
     await nft.run(nft.transaction().addSet({ family: 'inet', table: T.name, name: 'other', type: 'ipv6_addr' }));
-    const seen: { type: number; flags: number; bytes: Buffer }[] = [];
-    const recorder = { exchange: (req: Uint8Array) => (seen.push({ type: Buffer.from(req).readUInt16LE(4), flags: Buffer.from(req).readUInt16LE(6), bytes: Buffer.from(req) }), fake.exchange(req)) };
-    const watched = await Nftables.open({ netlink: recorder });
-    const GETSET = (10 << 8) | 10;
-    const GETSETELEM = (10 << 8) | 13;
+    const { netlink, seen } = recording(fake);
+    const watched = await Nftables.open({ netlink });
     expect(await watched.elements(T, 'probes')).toEqual([
       { address: '10.244.0.5', comment: 'uid-a' },
       { address: '10.244.0.6', comment: undefined },
